@@ -1,0 +1,25 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+
+#include <QCommandLineParser>
+#include <QHostAddress>
+#include <QString>
+
+// Options shared by every command and by the window: where the data lives and where to listen.
+struct AppOptions
+{
+    QString dataDir;
+    QString databaseUrl;
+    QString configFile;
+    QHostAddress listenAddress = QHostAddress(QHostAddress::LocalHost);
+    quint16 listenPort = 8080;
+
+    static void addTo(QCommandLineParser &parser, bool withListen);
+    // Throws std::runtime_error with a message for the user.
+    static AppOptions from(const QCommandLineParser &parser, bool withListen);
+    static QString defaultDataDir();
+
+    // SQLite in the data directory (created if needed) unless a database URL was given.
+    DatabaseConfig database() const;
+};

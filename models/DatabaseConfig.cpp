@@ -1,0 +1,91 @@
+#include "DatabaseConfig.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <QUrl>
+#include <QUrlQuery>
+
+DatabaseConfig DatabaseConfig::sqlite(const QString &filePath)
+{
+    DatabaseConfig c;
+    c.m_kind = Kind::Sqlite;
+    c.m_path = filePath;
+    return c;
+}
+
+DatabaseConfig DatabaseConfig::fromUrl(const QString &text)
+{
+    const QUrl url(text, QUrl::StrictMode);
+    if (!url.isValid() || (url.scheme() != u"postgresql" && url.scheme() != u"postgres"))
+        throw StoreError("database URL must look like postgresql://user:password@host:port/db");
+    DatabaseConfig c;
+    c.m_kind = Kind::Postgres;
+    c.m_host = url.host().isEmpty() ? QStringLiteral("127.0.0.1") : url.host();
+    c.m_port = url.port(5432);
+    c.m_user = url.userName();
+    c.m_password = url.password();
+    c.m_database = url.path().mid(1);
+    if (c.m_database.isEmpty())
+        throw StoreError("database URL names no database (postgresql://host/DBNAME)");
+    return c;
+}
+
+QString DatabaseConfig::describe() const
+{
+    if (m_kind == Kind::Sqlite)
+        return QStringLiteral("sqlite:%1").arg(m_path);
+    return QStringLiteral("postgresql://%1@%2:%3/%4").arg(m_user, m_host).arg(m_port).arg(m_database);
+}
+
+QSqlDatabase DatabaseConfig::open(const QString &purpose) const
+{
+    // One named connection per thread and purpose: Qt SQL connections are thread-bound.
+    const QString name = QStringLiteral("sy-%1-%2").arg(purpose).arg(
+        reinterpret_cast<quintptr>(QThread::currentThreadId()));
+    if (QSqlDatabase::contains(name)) {
+        QSqlDatabase db = QSqlDatabase::database(name);
+        if (db.isOpen())
+            return db;
+    }
+    QSqlDatabase db;
+    if (m_kind == Kind::Sqlite) {
+        db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+        db.setDatabaseName(m_path);
+        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));
+    } else {
+        db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), name);
+        db.setHostName(m_host);
+        db.setPort(m_port);
+        db.setUserName(m_user);
+        db.setPassword(m_password);
+        db.setDatabaseName(m_database);
+        db.setConnectOptions(QStringLiteral("connect_timeout=10"));
+    }
+    if (!db.isValid())
+        throw StoreError("the Qt SQL driver for this database is not installed");
+    if (!db.open()) {
+        const QString err = db.lastError().text();
+        throw StoreError(QStringLiteral("cannot open %1: %2").arg(describe(), err).toStdString());
+    }
+    if (m_kind == Kind::Sqlite) {
+        QSqlQuery q(db);
+        // WAL lets readers run beside the single writer; FULL makes every commit durable.
+        for (const char *pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                                   "PRAGMA foreign_keys=ON"}) {
+            if (!q.exec(QString::fromLatin1(pragma)))
+                throw StoreError(q.lastError().text().toStdString());
+        }
+    }
+    return db;
+}
+
+void DatabaseConfig::close(const QString &connectionName)
+{
+    {
+        QSqlDatabase db = QSqlDatabase::database(connectionName, false);
+        if (db.isOpen())
+            db.close();
+    }
+    QSqlDatabase::removeDatabase(connectionName);
+}

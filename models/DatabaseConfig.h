@@ -1,0 +1,40 @@
+#pragma once
+
+#include <QSqlDatabase>
+#include <QString>
+#include <stdexcept>
+
+class StoreError : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Where the data lives: a SQLite file in the data directory (default) or a PostgreSQL URL
+// (postgresql://user:password@host:port/dbname). Each thread opens its own connection.
+class DatabaseConfig
+{
+public:
+    enum class Kind { Sqlite, Postgres };
+
+    static DatabaseConfig sqlite(const QString &filePath);
+    // Throws StoreError on a malformed URL.
+    static DatabaseConfig fromUrl(const QString &url);
+
+    Kind kind() const { return m_kind; }
+    bool isPostgres() const { return m_kind == Kind::Postgres; }
+    QString describe() const; // for logs: never includes the password
+
+    // Opens (or reuses) this thread's connection with the given name suffix. Throws StoreError.
+    QSqlDatabase open(const QString &purpose) const;
+    static void close(const QString &connectionName);
+
+private:
+    Kind m_kind = Kind::Sqlite;
+    QString m_path;
+    QString m_host;
+    int m_port = 5432;
+    QString m_user;
+    QString m_password;
+    QString m_database;
+};

@@ -1,0 +1,108 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+#include "DbWorker.h"
+#include "Records.h"
+#include "Store.h"
+
+#include <QObject>
+#include <QPointer>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+template <class R>
+struct DbResult
+{
+    R value{};
+    QString error; // empty on success
+    bool ok() const { return error.isEmpty(); }
+};
+
+// The server's and the window's door to the database: reads run on a small pool of reader
+// threads, every write on the single writer (group commit). Results come back on the thread of
+// the context object; a context destroyed meanwhile simply gets nothing.
+// Signals announce committed changes so that item models and caches update live; they are
+// emitted from the writer thread (connect with the default, queued, connection).
+class DatabaseService : public QObject
+{
+    Q_OBJECT
+public:
+    explicit DatabaseService(DatabaseConfig config, int readers = 2, QObject *parent = nullptr);
+    ~DatabaseService() override;
+
+    // Migrates the schema and starts the threads. Throws StoreError.
+    void start();
+    // Drains the writer: every write posted before this returns is committed or failed.
+    void stop();
+    // Blocks until everything posted so far has completed (its completion has run).
+    void flush();
+
+    const DatabaseConfig &config() const { return m_config; }
+    qint64 defaultAccountId() const { return m_defaultAccount; }
+    quint64 writerBatches() const { return m_writer ? m_writer->batches() : 0; }
+
+    template <class R, class Fn, class Done>
+    void read(QObject *context, Fn fn, Done done)
+    {
+        auto &worker = *m_readers[m_nextReader++ % m_readers.size()];
+        dispatch<R>(worker, context, std::move(fn), std::move(done));
+    }
+
+    template <class R, class Fn, class Done>
+    void write(QObject *context, Fn fn, Done done)
+    {
+        dispatch<R>(*m_writer, context, std::move(fn), std::move(done));
+    }
+
+    // Ledger movement with its announcement. floor: lowest balance a charge may leave.
+    void applyLedger(QObject *context, qint64 accountId, const QString &kind, qint64 amount,
+                     const QString &reason, const QString &requestId, qint64 floor,
+                     std::function<void(DbResult<ChargeResult>)> done);
+    // Usage record and, when cost > 0, its charge, in one transaction. The charge may take the
+    // balance below zero (the work was already delivered); see README, "Credits".
+    void settle(QObject *context, UsageRecord record,
+                std::function<void(DbResult<ChargeResult>)> done);
+    void recordUsage(UsageRecord record);
+    void touchApiKey(qint64 id);
+    void touchControlToken(qint64 id);
+
+    // Announces key or token changes made outside the writer (e.g. by the CLI in this process).
+    void announceApiKeysChanged() { emit apiKeysChanged(); }
+    void announceControlTokensChanged() { emit controlTokensChanged(); }
+
+signals:
+    void apiKeysChanged();
+    void controlTokensChanged();
+    void ledgerAppended(const LedgerEntry &entry);
+    void usageRecorded(const UsageRecord &record);
+
+private:
+    template <class R, class Fn, class Done>
+    void dispatch(DbWorker &worker, QObject *context, Fn fn, Done done)
+    {
+        auto result = std::make_shared<DbResult<R>>();
+        QPointer<QObject> guard(context);
+        const bool hasContext = context != nullptr;
+        worker.post([fn = std::move(fn), result](Store &store) mutable { result->value = fn(store); },
+                    [result, guard, hasContext, done = std::move(done)](const QString &error) {
+                        result->error = error;
+                        if (!hasContext) {
+                            done(*result);
+                            return;
+                        }
+                        if (!guard)
+                            return;
+                        QMetaObject::invokeMethod(
+                            guard.data(), [result, done]() { done(*result); },
+                            Qt::QueuedConnection);
+                    });
+    }
+
+    DatabaseConfig m_config;
+    int m_readerCount;
+    std::vector<std::unique_ptr<DbWorker>> m_readers;
+    std::unique_ptr<DbWorker> m_writer;
+    std::atomic<quint64> m_nextReader{0};
+    qint64 m_defaultAccount = 0;
+};

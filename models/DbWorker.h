@@ -1,0 +1,56 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+
+#include <QThread>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+class Store;
+
+// A thread that owns one database connection and runs jobs on it in order.
+// A writer runs whatever has queued up as one transaction (group commit), each job inside its
+// own savepoint so one failing job rolls back alone; completions run only after COMMIT, so
+// nothing is reported written before it is durable.
+class DbWorker : public QThread
+{
+public:
+    enum class Mode { Reader, Writer };
+    using Job = std::function<void(Store &)>;
+    // Called on the worker thread once the job's outcome is final; error is empty on success.
+    using Completion = std::function<void(const QString &error)>;
+
+    DbWorker(DatabaseConfig config, Mode mode, QString name, int maxBatch = 1024);
+    ~DbWorker() override;
+
+    void post(Job job, Completion completion);
+    // Blocks until every job posted before the call has completed.
+    void flush();
+    // Finishes every job already posted, then ends the thread.
+    void shutdown();
+
+    quint64 batches() const { return m_batches; }
+
+protected:
+    void run() override;
+
+private:
+    struct Item
+    {
+        Job job;
+        Completion completion;
+    };
+    void runBatch(Store &store, std::deque<Item> &batch);
+
+    DatabaseConfig m_config;
+    Mode m_mode;
+    QString m_name;
+    int m_maxBatch;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<Item> m_queue;
+    bool m_stopping = false;
+    std::atomic<quint64> m_batches{0};
+};

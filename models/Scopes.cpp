@@ -1,0 +1,16 @@
+#include "Scopes.h"
+
+namespace Scopes {
+
+QStringList all()
+{
+    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,
+            UsageRead,   TokensRead,   TokensWrite, EnvxWrite};
+}
+
+bool isKnown(const QString &scope)
+{
+    return all().contains(scope);
+}
+
+} // namespace Scopes

@@ -1,0 +1,483 @@
+#include "Store.h"
+
+#include "Secrets.h"
+
+#include <QSqlError>
+#include <QVariant>
+
+namespace {
+
+// Qt binds a null QString as SQL NULL; text columns here are NOT NULL, so bind "" instead.
+QString text(const QString &s)
+{
+    return s.isNull() ? QStringLiteral("") : s;
+}
+
+qint64 nowMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+QVariant msOrNull(const QDateTime &t)
+{
+    return t.isValid() ? QVariant(t.toMSecsSinceEpoch()) : QVariant(QMetaType::fromType<qint64>());
+}
+
+QDateTime timeOf(const QVariant &v)
+{
+    return v.isNull() ? QDateTime() : QDateTime::fromMSecsSinceEpoch(v.toLongLong(), Qt::UTC);
+}
+
+ApiKeyRecord keyFrom(const QSqlQuery &q)
+{
+    ApiKeyRecord r;
+    r.id = q.value(0).toLongLong();
+    r.accountId = q.value(1).toLongLong();
+    r.name = q.value(2).toString();
+    r.prefix = q.value(3).toString();
+    r.tier = q.value(4).toString();
+    r.created = timeOf(q.value(5));
+    r.lastUsed = timeOf(q.value(6));
+    r.revoked = timeOf(q.value(7));
+    return r;
+}
+
+ControlTokenRecord tokenFrom(const QSqlQuery &q)
+{
+    ControlTokenRecord r;
+    r.id = q.value(0).toLongLong();
+    r.accountId = q.value(1).toLongLong();
+    r.name = q.value(2).toString();
+    r.prefix = q.value(3).toString();
+    r.scopes = q.value(4).toString().split(u' ', Qt::SkipEmptyParts);
+    r.created = timeOf(q.value(5));
+    r.expires = timeOf(q.value(6));
+    r.lastUsed = timeOf(q.value(7));
+    r.revoked = timeOf(q.value(8));
+    return r;
+}
+
+LedgerEntry ledgerFrom(const QSqlQuery &q)
+{
+    LedgerEntry e;
+    e.id = q.value(0).toLongLong();
+    e.accountId = q.value(1).toLongLong();
+    e.kind = q.value(2).toString();
+    e.amount = q.value(3).toLongLong();
+    e.balanceAfter = q.value(4).toLongLong();
+    e.reason = q.value(5).toString();
+    e.requestId = q.value(6).toString();
+    e.created = timeOf(q.value(7));
+    return e;
+}
+
+UsageRecord usageFrom(const QSqlQuery &q)
+{
+    UsageRecord r;
+    int i = 0;
+    r.id = q.value(i++).toLongLong();
+    r.accountId = q.value(i++).toLongLong();
+    r.keyId = q.value(i++).toLongLong();
+    r.tokenId = q.value(i++).toLongLong();
+    r.time = timeOf(q.value(i++));
+    r.endpoint = q.value(i++).toString();
+    r.model = q.value(i++).toString();
+    r.inputTokens = q.value(i++).toLongLong();
+    r.outputTokens = q.value(i++).toLongLong();
+    r.cacheReadTokens = q.value(i++).toLongLong();
+    r.cacheWriteTokens = q.value(i++).toLongLong();
+    r.characters = q.value(i++).toLongLong();
+    r.audioMs = q.value(i++).toLongLong();
+    r.requests = q.value(i++).toLongLong();
+    r.cost = q.value(i++).toLongLong();
+    r.status = q.value(i++).toInt();
+    r.latencyMs = q.value(i++).toInt();
+    r.requestId = q.value(i++).toString();
+    r.estimated = q.value(i++).toInt() != 0;
+    return r;
+}
+
+constexpr const char *kKeyColumns =
+    "id, account_id, name, prefix, tier, created_ms, last_used_ms, revoked_ms";
+constexpr const char *kUsageColumns =
+    "id, account_id, key_id, token_id, time_ms, endpoint, model, input_tokens, output_tokens, "
+    "cache_read_tokens, cache_write_tokens, characters, audio_ms, requests, cost, status, "
+    "latency_ms, request_id, estimated";
+
+constexpr qint64 kFarFutureMs = 4'000'000'000'000'000;
+
+} // namespace
+
+Store::Store(QSqlDatabase db, DatabaseConfig::Kind kind) : m_db(std::move(db)), m_kind(kind) {}
+
+void Store::exec(QSqlQuery &q)
+{
+    if (!q.exec())
+        throw StoreError(q.lastError().text().toStdString());
+}
+
+QSqlQuery &Store::prepared(const char *sql)
+{
+    auto it = m_prepared.find(sql);
+    if (it == m_prepared.end()) {
+        QSqlQuery q(m_db);
+        if (!q.prepare(QString::fromUtf8(sql)))
+            throw StoreError(q.lastError().text().toStdString());
+        it = m_prepared.insert(sql, q);
+    }
+    return *it;
+}
+
+void Store::transaction(const std::function<void()> &body)
+{
+    QSqlQuery q(m_db);
+    if (!q.exec(isPostgres() ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN IMMEDIATE")))
+        throw StoreError(q.lastError().text().toStdString());
+    try {
+        body();
+    } catch (...) {
+        q.exec(QStringLiteral("ROLLBACK"));
+        throw;
+    }
+    if (!q.exec(QStringLiteral("COMMIT")))
+        throw StoreError(q.lastError().text().toStdString());
+}
+
+qint64 Store::defaultAccountId()
+{
+    if (m_defaultAccount)
+        return m_defaultAccount;
+    QSqlQuery &q = prepared("SELECT id FROM accounts WHERE name = 'default'");
+    exec(q);
+    if (!q.next())
+        throw StoreError("the default account is missing; was the schema migrated?");
+    m_defaultAccount = q.value(0).toLongLong();
+    q.finish();
+    return m_defaultAccount;
+}
+
+CreatedSecret Store::createApiKey(qint64 accountId, const QString &name, const QString &tier)
+{
+    const QString secret = Secrets::generate(Secrets::kApiKeyPrefix);
+    QSqlQuery &q = prepared("INSERT INTO api_keys (account_id, name, prefix, secret_hash, tier, "
+                            "created_ms) VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
+    q.addBindValue(accountId);
+    q.addBindValue(text(name));
+    q.addBindValue(Secrets::displayPrefix(secret));
+    q.addBindValue(QString::fromLatin1(Secrets::hash(secret)));
+    q.addBindValue(tier.isEmpty() ? QStringLiteral("default") : tier);
+    q.addBindValue(nowMs());
+    exec(q);
+    q.next();
+    CreatedSecret created{q.value(0).toLongLong(), secret};
+    q.finish();
+    return created;
+}
+
+QList<ApiKeyRecord> Store::listApiKeys(qint64 accountId)
+{
+    static const QByteArray sql =
+        QByteArray("SELECT ") + kKeyColumns + " FROM api_keys WHERE account_id = ? ORDER BY id";
+    QSqlQuery &q = prepared(sql.constData());
+    q.addBindValue(accountId);
+    exec(q);
+    QList<ApiKeyRecord> out;
+    while (q.next())
+        out.append(keyFrom(q));
+    return out;
+}
+
+std::optional<ApiKeyRecord> Store::apiKey(qint64 accountId, qint64 id)
+{
+    static const QByteArray sql = QByteArray("SELECT ") + kKeyColumns +
+                                  " FROM api_keys WHERE account_id = ? AND id = ?";
+    QSqlQuery &q = prepared(sql.constData());
+    q.addBindValue(accountId);
+    q.addBindValue(id);
+    exec(q);
+    std::optional<ApiKeyRecord> r;
+    if (q.next())
+        r = keyFrom(q);
+    q.finish();
+    return r;
+}
+
+std::optional<ApiKeyRecord> Store::findApiKeyByHash(const QByteArray &hash)
+{
+    static const QByteArray sql = QByteArray("SELECT ") + kKeyColumns +
+                                  ", secret_hash FROM api_keys WHERE secret_hash = ?";
+    QSqlQuery &q = prepared(sql.constData());
+    q.addBindValue(QString::fromLatin1(hash));
+    exec(q);
+    std::optional<ApiKeyRecord> r;
+    // The index finds the row; the final comparison is constant-time.
+    if (q.next() && Secrets::constantTimeEquals(q.value(8).toString().toLatin1(), hash))
+        r = keyFrom(q);
+    q.finish();
+    return r;
+}
+
+bool Store::revokeApiKey(qint64 accountId, qint64 id)
+{
+    QSqlQuery &q = prepared("UPDATE api_keys SET revoked_ms = ? WHERE account_id = ? AND id = ? "
+                            "AND revoked_ms IS NULL");
+    q.addBindValue(nowMs());
+    q.addBindValue(accountId);
+    q.addBindValue(id);
+    exec(q);
+    return q.numRowsAffected() > 0;
+}
+
+CreatedSecret Store::createControlToken(qint64 accountId, const QString &name,
+                                        const QStringList &scopes, const QDateTime &expires)
+{
+    const QString secret = Secrets::generate(Secrets::kControlTokenPrefix);
+    QSqlQuery &q =
+        prepared("INSERT INTO control_tokens (account_id, name, prefix, secret_hash, scopes, "
+                 "created_ms, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id");
+    q.addBindValue(accountId);
+    q.addBindValue(text(name));
+    q.addBindValue(Secrets::displayPrefix(secret));
+    q.addBindValue(QString::fromLatin1(Secrets::hash(secret)));
+    q.addBindValue(scopes.join(u' '));
+    q.addBindValue(nowMs());
+    q.addBindValue(msOrNull(expires));
+    exec(q);
+    q.next();
+    CreatedSecret created{q.value(0).toLongLong(), secret};
+    q.finish();
+    return created;
+}
+
+QList<ControlTokenRecord> Store::listControlTokens(qint64 accountId)
+{
+    QSqlQuery &q = prepared("SELECT id, account_id, name, prefix, scopes, created_ms, expires_ms, "
+                            "last_used_ms, revoked_ms FROM control_tokens WHERE account_id = ? "
+                            "ORDER BY id");
+    q.addBindValue(accountId);
+    exec(q);
+    QList<ControlTokenRecord> out;
+    while (q.next())
+        out.append(tokenFrom(q));
+    return out;
+}
+
+std::optional<ControlTokenRecord> Store::findControlTokenByHash(const QByteArray &hash)
+{
+    QSqlQuery &q = prepared("SELECT id, account_id, name, prefix, scopes, created_ms, expires_ms, "
+                            "last_used_ms, revoked_ms, secret_hash FROM control_tokens "
+                            "WHERE secret_hash = ?");
+    q.addBindValue(QString::fromLatin1(hash));
+    exec(q);
+    std::optional<ControlTokenRecord> r;
+    if (q.next() && Secrets::constantTimeEquals(q.value(9).toString().toLatin1(), hash))
+        r = tokenFrom(q);
+    q.finish();
+    return r;
+}
+
+bool Store::revokeControlToken(qint64 accountId, qint64 id)
+{
+    QSqlQuery &q = prepared("UPDATE control_tokens SET revoked_ms = ? WHERE account_id = ? AND "
+                            "id = ? AND revoked_ms IS NULL");
+    q.addBindValue(nowMs());
+    q.addBindValue(accountId);
+    q.addBindValue(id);
+    exec(q);
+    return q.numRowsAffected() > 0;
+}
+
+void Store::touchApiKey(qint64 id, const QDateTime &when)
+{
+    QSqlQuery &q = prepared("UPDATE api_keys SET last_used_ms = ? WHERE id = ? AND "
+                            "(last_used_ms IS NULL OR last_used_ms < ?)");
+    q.addBindValue(when.toMSecsSinceEpoch());
+    q.addBindValue(id);
+    q.addBindValue(when.toMSecsSinceEpoch());
+    exec(q);
+}
+
+void Store::touchControlToken(qint64 id, const QDateTime &when)
+{
+    QSqlQuery &q = prepared("UPDATE control_tokens SET last_used_ms = ? WHERE id = ? AND "
+                            "(last_used_ms IS NULL OR last_used_ms < ?)");
+    q.addBindValue(when.toMSecsSinceEpoch());
+    q.addBindValue(id);
+    q.addBindValue(when.toMSecsSinceEpoch());
+    exec(q);
+}
+
+qint64 Store::balance(qint64 accountId)
+{
+    QSqlQuery &q = prepared("SELECT balance FROM accounts WHERE id = ?");
+    q.addBindValue(accountId);
+    exec(q);
+    if (!q.next())
+        throw StoreError("unknown account");
+    const qint64 b = q.value(0).toLongLong();
+    q.finish();
+    return b;
+}
+
+ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 amount,
+                                const QString &reason, const QString &requestId, qint64 floor)
+{
+    ChargeResult result;
+    if (!requestId.isEmpty()) {
+        QSqlQuery &dup = prepared("SELECT id, account_id, kind, amount, balance_after, reason, "
+                                  "request_id, created_ms FROM ledger WHERE kind = ? AND "
+                                  "request_id = ?");
+        dup.addBindValue(text(kind));
+        dup.addBindValue(text(requestId));
+        exec(dup);
+        if (dup.next()) {
+            result.status = ChargeResult::Status::Duplicate;
+            result.entry = ledgerFrom(dup);
+            dup.finish();
+            return result;
+        }
+    }
+    // The conditional update is atomic on both databases, so instances sharing one
+    // PostgreSQL database cannot overdraw each other's view of the balance.
+    QSqlQuery &upd = prepared("UPDATE accounts SET balance = balance + ? WHERE id = ? AND "
+                              "(? >= 0 OR balance + ? >= ?) RETURNING balance");
+    upd.addBindValue(amount);
+    upd.addBindValue(accountId);
+    upd.addBindValue(amount);
+    upd.addBindValue(amount);
+    upd.addBindValue(floor);
+    exec(upd);
+    if (!upd.next()) {
+        upd.finish();
+        QSqlQuery &exists = prepared("SELECT 1 FROM accounts WHERE id = ?");
+        exists.addBindValue(accountId);
+        exec(exists);
+        result.status = exists.next() ? ChargeResult::Status::Insufficient
+                                      : ChargeResult::Status::UnknownAccount;
+        exists.finish();
+        return result;
+    }
+    const qint64 after = upd.value(0).toLongLong();
+    upd.finish();
+    const qint64 now = nowMs();
+    QSqlQuery &ins = prepared("INSERT INTO ledger (account_id, kind, amount, balance_after, "
+                              "reason, request_id, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                              "RETURNING id");
+    ins.addBindValue(accountId);
+    ins.addBindValue(text(kind));
+    ins.addBindValue(amount);
+    ins.addBindValue(after);
+    ins.addBindValue(text(reason));
+    ins.addBindValue(text(requestId));
+    ins.addBindValue(now);
+    exec(ins);
+    ins.next();
+    result.entry = LedgerEntry{ins.value(0).toLongLong(), accountId, kind, amount, after,
+                               reason, requestId, QDateTime::fromMSecsSinceEpoch(now, Qt::UTC)};
+    ins.finish();
+    return result;
+}
+
+QList<LedgerEntry> Store::ledger(qint64 accountId, int limit, qint64 beforeId)
+{
+    QSqlQuery &q = prepared("SELECT id, account_id, kind, amount, balance_after, reason, "
+                            "request_id, created_ms FROM ledger WHERE account_id = ? AND "
+                            "(? = 0 OR id < ?) ORDER BY id DESC LIMIT ?");
+    q.addBindValue(accountId);
+    q.addBindValue(beforeId);
+    q.addBindValue(beforeId);
+    q.addBindValue(limit);
+    exec(q);
+    QList<LedgerEntry> out;
+    while (q.next())
+        out.append(ledgerFrom(q));
+    return out;
+}
+
+qint64 Store::ledgerSum(qint64 accountId)
+{
+    QSqlQuery &q = prepared("SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = ?");
+    q.addBindValue(accountId);
+    exec(q);
+    q.next();
+    const qint64 sum = q.value(0).toLongLong();
+    q.finish();
+    return sum;
+}
+
+qint64 Store::insertUsage(const UsageRecord &r)
+{
+    QSqlQuery &q = prepared(
+        "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, endpoint, model, "
+        "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, characters, "
+        "audio_ms, requests, cost, status, latency_ms, request_id, estimated) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+    q.addBindValue(r.accountId);
+    q.addBindValue(r.keyId ? QVariant(r.keyId) : QVariant(QMetaType::fromType<qint64>()));
+    q.addBindValue(r.tokenId ? QVariant(r.tokenId) : QVariant(QMetaType::fromType<qint64>()));
+    q.addBindValue(r.time.isValid() ? r.time.toMSecsSinceEpoch() : nowMs());
+    q.addBindValue(text(r.endpoint));
+    q.addBindValue(text(r.model));
+    q.addBindValue(r.inputTokens);
+    q.addBindValue(r.outputTokens);
+    q.addBindValue(r.cacheReadTokens);
+    q.addBindValue(r.cacheWriteTokens);
+    q.addBindValue(r.characters);
+    q.addBindValue(r.audioMs);
+    q.addBindValue(r.requests);
+    q.addBindValue(r.cost);
+    q.addBindValue(r.status);
+    q.addBindValue(r.latencyMs);
+    q.addBindValue(text(r.requestId));
+    q.addBindValue(r.estimated ? 1 : 0);
+    exec(q);
+    q.next();
+    const qint64 id = q.value(0).toLongLong();
+    q.finish();
+    return id;
+}
+
+UsagePage Store::usage(const UsageQuery &uq)
+{
+    static const QByteArray sql =
+        QByteArray("SELECT ") + kUsageColumns +
+        " FROM usage_records WHERE account_id = ? AND (? = 0 OR id < ?) AND time_ms >= ? AND "
+        "time_ms < ? AND (? = 0 OR key_id = ?) AND (? = '' OR model = ?) ORDER BY id DESC "
+        "LIMIT ?";
+    QSqlQuery &q = prepared(sql.constData());
+    q.addBindValue(uq.accountId);
+    q.addBindValue(uq.beforeId);
+    q.addBindValue(uq.beforeId);
+    q.addBindValue(uq.from.isValid() ? uq.from.toMSecsSinceEpoch() : qint64(0));
+    q.addBindValue(uq.to.isValid() ? uq.to.toMSecsSinceEpoch() : kFarFutureMs);
+    q.addBindValue(uq.keyId);
+    q.addBindValue(uq.keyId);
+    q.addBindValue(uq.model);
+    q.addBindValue(uq.model);
+    q.addBindValue(uq.limit + 1);
+    exec(q);
+    UsagePage page;
+    while (q.next())
+        page.records.append(usageFrom(q));
+    if (page.records.size() > uq.limit) {
+        page.hasMore = true;
+        page.records.removeLast();
+    }
+    return page;
+}
+
+QList<UsageBucket> Store::usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs)
+{
+    QSqlQuery &q = prepared("SELECT (time_ms / ?) * ?, COUNT(*), COALESCE(SUM(cost), 0) "
+                            "FROM usage_records WHERE account_id = ? AND time_ms >= ? "
+                            "GROUP BY 1 ORDER BY 1");
+    q.addBindValue(bucketMs);
+    q.addBindValue(bucketMs);
+    q.addBindValue(accountId);
+    q.addBindValue(from.toMSecsSinceEpoch());
+    exec(q);
+    QList<UsageBucket> out;
+    while (q.next())
+        out.append({timeOf(q.value(0)), q.value(1).toLongLong(), q.value(2).toLongLong()});
+    return out;
+}

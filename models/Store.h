@@ -1,0 +1,93 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+#include "Records.h"
+
+#include <QHash>
+#include <QSqlQuery>
+#include <functional>
+#include <optional>
+
+struct UsageQuery
+{
+    qint64 accountId = 0;
+    QDateTime from; // inclusive; invalid: unbounded
+    QDateTime to;   // exclusive; invalid: unbounded
+    qint64 keyId = 0;
+    QString model;
+    qint64 beforeId = 0; // cursor: records with a smaller id (newest first)
+    int limit = 100;
+};
+
+struct UsagePage
+{
+    QList<UsageRecord> records;
+    bool hasMore = false;
+};
+
+struct UsageBucket
+{
+    QDateTime start;
+    qint64 requests = 0;
+    qint64 cost = 0;
+};
+
+struct ChargeResult
+{
+    enum class Status { Committed, Insufficient, Duplicate, UnknownAccount };
+    Status status = Status::Committed;
+    LedgerEntry entry; // for Duplicate: the entry recorded earlier
+};
+
+// Synchronous data access on one thread's connection. The CLI uses it directly; the server
+// reaches it only through DatabaseService's reader and writer threads. Methods throw
+// StoreError; they do not open transactions of their own except transaction().
+class Store
+{
+public:
+    explicit Store(QSqlDatabase db, DatabaseConfig::Kind kind);
+
+    QSqlDatabase database() const { return m_db; }
+    bool isPostgres() const { return m_kind == DatabaseConfig::Kind::Postgres; }
+    void transaction(const std::function<void()> &body);
+
+    qint64 defaultAccountId();
+
+    CreatedSecret createApiKey(qint64 accountId, const QString &name, const QString &tier);
+    QList<ApiKeyRecord> listApiKeys(qint64 accountId);
+    std::optional<ApiKeyRecord> apiKey(qint64 accountId, qint64 id);
+    std::optional<ApiKeyRecord> findApiKeyByHash(const QByteArray &hash);
+    bool revokeApiKey(qint64 accountId, qint64 id); // false: no such live key
+
+    CreatedSecret createControlToken(qint64 accountId, const QString &name,
+                                     const QStringList &scopes, const QDateTime &expires);
+    QList<ControlTokenRecord> listControlTokens(qint64 accountId);
+    std::optional<ControlTokenRecord> findControlTokenByHash(const QByteArray &hash);
+    bool revokeControlToken(qint64 accountId, qint64 id);
+
+    // Writes last-used times; values older than what is stored are ignored.
+    void touchApiKey(qint64 id, const QDateTime &when);
+    void touchControlToken(qint64 id, const QDateTime &when);
+
+    qint64 balance(qint64 accountId);
+    // Appends a ledger entry and moves the balance in the same statement pair. amount is the
+    // signed change; for charges the balance must stay >= floor or nothing is written.
+    // A kind + requestId pair already present is reported as Duplicate and not applied twice.
+    ChargeResult applyLedger(qint64 accountId, const QString &kind, qint64 amount,
+                             const QString &reason, const QString &requestId, qint64 floor);
+    QList<LedgerEntry> ledger(qint64 accountId, int limit, qint64 beforeId = 0);
+    qint64 ledgerSum(qint64 accountId);
+
+    qint64 insertUsage(const UsageRecord &record);
+    UsagePage usage(const UsageQuery &query);
+    QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
+
+private:
+    QSqlQuery &prepared(const char *sql);
+    static void exec(QSqlQuery &q);
+
+    QSqlDatabase m_db;
+    DatabaseConfig::Kind m_kind;
+    QHash<const char *, QSqlQuery> m_prepared;
+    qint64 m_defaultAccount = 0;
+};

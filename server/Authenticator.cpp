@@ -1,0 +1,79 @@
+#include "Authenticator.h"
+
+#include "DatabaseService.h"
+#include "Secrets.h"
+
+#include <QDateTime>
+
+namespace {
+constexpr int kMaxCacheEntries = 50'000;
+}
+
+Authenticator::Authenticator(DatabaseService &db, int ttlMs, QObject *parent)
+    : QObject(parent), m_db(db), m_ttlMs(ttlMs)
+{
+    connect(&db, &DatabaseService::apiKeysChanged, this, &Authenticator::invalidate);
+    connect(&db, &DatabaseService::controlTokensChanged, this, &Authenticator::invalidate);
+}
+
+void Authenticator::lookupApiKey(const QString &secret, QObject *context, Done done)
+{
+    lookup(secret, false, context, std::move(done));
+}
+
+void Authenticator::lookupControlToken(const QString &secret, QObject *context, Done done)
+{
+    lookup(secret, true, context, std::move(done));
+}
+
+void Authenticator::lookup(const QString &secret, bool token, QObject *context, Done done)
+{
+    const QByteArray hash = Secrets::hash(secret);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const auto it = m_cache.constFind(hash);
+    if (it != m_cache.constEnd() && now - it->fetchedMs < m_ttlMs) {
+        done(it->record, QString());
+        return;
+    }
+    auto store = [this, hash, now, done = std::move(done)](const DbResult<Record> &r) {
+        if (r.ok()) {
+            if (m_cache.size() >= kMaxCacheEntries)
+                m_cache.clear();
+            // Unknown secrets are not cached: guessing must not fill memory.
+            if (!std::holds_alternative<std::monostate>(r.value))
+                m_cache.insert(hash, Entry{r.value, now});
+        }
+        done(r.value, r.error);
+    };
+    Q_UNUSED(context);
+    if (token)
+        m_db.read<Record>(this, [hash](Store &s) -> Record {
+            if (auto t = s.findControlTokenByHash(hash))
+                return *t;
+            return std::monostate{};
+        }, std::move(store));
+    else
+        m_db.read<Record>(this, [hash](Store &s) -> Record {
+            if (auto k = s.findApiKeyByHash(hash))
+                return *k;
+            return std::monostate{};
+        }, std::move(store));
+}
+
+void Authenticator::noteUse(const Record &record)
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (const auto *k = std::get_if<ApiKeyRecord>(&record)) {
+        const QString id = QStringLiteral("k%1").arg(k->id);
+        if (now - m_lastTouch.value(id, 0) >= 60'000) {
+            m_lastTouch.insert(id, now);
+            m_db.touchApiKey(k->id);
+        }
+    } else if (const auto *t = std::get_if<ControlTokenRecord>(&record)) {
+        const QString id = QStringLiteral("t%1").arg(t->id);
+        if (now - m_lastTouch.value(id, 0) >= 60'000) {
+            m_lastTouch.insert(id, now);
+            m_db.touchControlToken(t->id);
+        }
+    }
+}

@@ -1,0 +1,44 @@
+#pragma once
+
+#include "Records.h"
+
+#include <QHash>
+#include <QObject>
+#include <functional>
+#include <optional>
+#include <variant>
+
+class DatabaseService;
+
+// Looks up API keys and control tokens by hash, with a short-lived cache on the server thread
+// so the hot path does not touch the database on every request. Local revocations clear the
+// cache at once; a change made by another instance or process is seen within ttlMs.
+class Authenticator : public QObject
+{
+    Q_OBJECT
+public:
+    using Record = std::variant<std::monostate, ApiKeyRecord, ControlTokenRecord>;
+    // error is non-empty when the store could not be asked.
+    using Done = std::function<void(const Record &record, const QString &error)>;
+
+    Authenticator(DatabaseService &db, int ttlMs, QObject *parent = nullptr);
+
+    void lookupApiKey(const QString &secret, QObject *context, Done done);
+    void lookupControlToken(const QString &secret, QObject *context, Done done);
+    void invalidate() { m_cache.clear(); }
+    // Marks the credential used (written at most once a minute per credential).
+    void noteUse(const Record &record);
+
+private:
+    struct Entry
+    {
+        Record record;
+        qint64 fetchedMs = 0;
+    };
+    void lookup(const QString &secret, bool token, QObject *context, Done done);
+
+    DatabaseService &m_db;
+    int m_ttlMs;
+    QHash<QByteArray, Entry> m_cache;
+    QHash<QString, qint64> m_lastTouch;
+};

@@ -1,0 +1,278 @@
+#include "Pipeline.h"
+
+#include "DatabaseService.h"
+#include "Money.h"
+#include "Secrets.h"
+
+#include <QDateTime>
+
+namespace {
+
+// The credential a request presents: "Authorization: Bearer X", else X-API-Key (any case).
+QString presentedCredential(const HttpRequest &r)
+{
+    const QByteArray auth = r.header("authorization");
+    if (!auth.isEmpty()) {
+        if (auth.size() > 7 && auth.left(7).compare("bearer ", Qt::CaseInsensitive) == 0)
+            return QString::fromLatin1(auth.mid(7).trimmed());
+        return QStringLiteral("\x01"); // some other scheme: malformed for us
+    }
+    return QString::fromLatin1(r.header("x-api-key").trimmed());
+}
+
+QString familyLabel(const ContextPtr &ctx)
+{
+    return ctx->route() ? ctx->route()->family : QStringLiteral("unmatched");
+}
+
+} // namespace
+
+Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent)
+    : QObject(parent), m_db(db), m_settings(settings), m_auth(db, settings.authCacheMs, this),
+      m_credits(db, this)
+{
+}
+
+qint64 Pipeline::bodyLimit(const HttpRequest &head) const
+{
+    const RouteSpec *route = m_router.anyForPath(head.path);
+    return route && route->upload ? m_settings.maxUploadBody : m_settings.maxJsonBody;
+}
+
+void Pipeline::reject(const ExchangePtr &exchange, int status, const QString &message)
+{
+    auto ctx = std::make_shared<RequestContext>(*this, exchange);
+    ctx->respondError(status, message);
+}
+
+void Pipeline::handle(const ExchangePtr &exchange)
+{
+    auto ctx = std::make_shared<RequestContext>(*this, exchange);
+    const HttpRequest &req = exchange->request();
+    Router::Match m = m_router.match(req.method, req.path);
+    if (!m.route) {
+        if (!m.allowedMethods.isEmpty()) {
+            ctx->m_rateHeaders.append({"Allow", m.allowedMethods.join(u", ").toLatin1()});
+            ctx->respondError(405, QStringLiteral("Method %1 is not allowed on %2; use %3.")
+                                       .arg(QString::fromLatin1(req.method), req.path,
+                                            m.allowedMethods.join(QStringLiteral(" or "))));
+        } else {
+            ctx->respondError(404, QStringLiteral("Unknown route: %1 %2")
+                                       .arg(QString::fromLatin1(req.method), req.path));
+        }
+        return;
+    }
+    ctx->m_route = m.route;
+    ctx->m_params = std::move(m.params);
+    if (m.route->auth == AuthMode::Public) {
+        run(ctx);
+        return;
+    }
+    authenticate(ctx);
+}
+
+void Pipeline::authenticate(const ContextPtr &ctx)
+{
+    const RouteSpec &route = *ctx->route();
+    const QString secret = presentedCredential(ctx->request());
+    const bool wantToken = route.auth == AuthMode::ControlToken;
+    if (secret.isEmpty()) {
+        ctx->respondError(401, wantToken
+            ? QStringLiteral("Missing control token. Send 'Authorization: Bearer lpc_...' with a "
+                             "token that has the '%1' scope.").arg(route.scope)
+            : QStringLiteral("Missing API key. Send 'Authorization: Bearer sk-...' or "
+                             "'X-API-Key: sk-...'."));
+        return;
+    }
+    if (wantToken && secret.startsWith(Secrets::kApiKeyPrefix)) {
+        ctx->respondError(401, QStringLiteral("API keys (sk-) are not accepted on /api/v1; use a "
+                                              "control token (lpc_) with the '%1' scope.")
+                                   .arg(route.scope));
+        return;
+    }
+    if (!wantToken && secret.startsWith(Secrets::kControlTokenPrefix)) {
+        ctx->respondError(401, QStringLiteral("Control tokens (lpc_) are not accepted here; use "
+                                              "an API key (sk-)."));
+        return;
+    }
+    const auto prefix = wantToken ? Secrets::kControlTokenPrefix : Secrets::kApiKeyPrefix;
+    if (!Secrets::looksValid(secret, prefix)) {
+        ctx->respondError(401, wantToken ? QStringLiteral("Malformed control token.")
+                                         : QStringLiteral("Malformed API key."));
+        return;
+    }
+    auto done = [this, ctx](const Authenticator::Record &record, const QString &error) {
+        if (!error.isEmpty()) {
+            ctx->respondError(503, QStringLiteral("The credential store is unavailable; try "
+                                                  "again shortly."));
+            return;
+        }
+        authorized(ctx, record);
+    };
+    if (wantToken)
+        m_auth.lookupControlToken(secret, this, std::move(done));
+    else
+        m_auth.lookupApiKey(secret, this, std::move(done));
+}
+
+void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &record)
+{
+    const RouteSpec &route = *ctx->route();
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    Identity &id = ctx->m_identity;
+    if (route.auth == AuthMode::ApiKey) {
+        const auto *key = std::get_if<ApiKeyRecord>(&record);
+        if (!key) {
+            ctx->respondError(401, QStringLiteral("Invalid API key."));
+            return;
+        }
+        if (key->isRevoked()) {
+            ctx->respondError(401, QStringLiteral("This API key has been revoked."));
+            return;
+        }
+        id = Identity{AuthMode::ApiKey, key->accountId, key->id, 0, key->tier, {}};
+    } else {
+        const auto *token = std::get_if<ControlTokenRecord>(&record);
+        if (!token) {
+            ctx->respondError(401, QStringLiteral("Invalid control token."));
+            return;
+        }
+        if (token->isRevoked()) {
+            ctx->respondError(401, QStringLiteral("This control token has been revoked."));
+            return;
+        }
+        if (token->isExpired(now)) {
+            ctx->respondError(401, QStringLiteral("This control token expired on %1.")
+                                       .arg(token->expires.toString(Qt::ISODate)));
+            return;
+        }
+        id = Identity{AuthMode::ControlToken, token->accountId, 0, token->id,
+                      QStringLiteral("default"), token->scopes};
+        if (!route.scope.isEmpty() && !token->scopes.contains(route.scope)) {
+            ctx->respondError(403, QStringLiteral("This control token lacks the '%1' scope "
+                                                  "needed for %2 %3.")
+                                       .arg(route.scope, QString::fromLatin1(route.method),
+                                            route.pattern));
+            return;
+        }
+    }
+    m_auth.noteUse(record);
+
+    // Step 3: rate limit per credential and bucket.
+    const QByteArray bucketKey = (id.keyId ? "k" + QByteArray::number(id.keyId)
+                                           : "t" + QByteArray::number(id.tokenId)) +
+                                 ':' + route.bucket.toUtf8();
+    const int limit = m_settings.tier(id.tier).limitFor(route.bucket);
+    const RateLimiter::Decision d =
+        m_rates.take(bucketKey, limit, QDateTime::currentMSecsSinceEpoch());
+    if (limit > 0) {
+        ctx->m_rateHeaders = {{"X-RateLimit-Limit", QByteArray::number(d.limit)},
+                              {"X-RateLimit-Remaining", QByteArray::number(d.remaining)},
+                              {"X-RateLimit-Reset", QByteArray::number(d.resetEpochSeconds)}};
+    }
+    if (!d.allowed) {
+        ctx->m_rateHeaders.append({"Retry-After", QByteArray::number(d.retryAfterSeconds)});
+        ctx->respondError(429, QStringLiteral("Rate limit of %1 requests per minute reached for "
+                                              "the '%2' bucket; retry in %3 s.")
+                                   .arg(d.limit)
+                                   .arg(route.bucket)
+                                   .arg(d.retryAfterSeconds));
+        return;
+    }
+    admit(ctx);
+}
+
+void Pipeline::admit(const ContextPtr &ctx)
+{
+    const qint64 amount = ctx->route()->reservation;
+    if (amount <= 0) {
+        run(ctx);
+        return;
+    }
+    const qint64 account = ctx->identity().accountId;
+    m_credits.admit(account, amount, this,
+                    [this, ctx, amount, account](CreditGate::Outcome o, qint64 balance, qint64 held) {
+                        if (o == CreditGate::Outcome::Unavailable) {
+                            ctx->respondError(503, QStringLiteral("The credit store is "
+                                                                  "unavailable; try again."));
+                            return;
+                        }
+                        if (o == CreditGate::Outcome::Insufficient) {
+                            ctx->respondError(402, QStringLiteral(
+                                "Insufficient credits: the balance is %1 with %2 held by "
+                                "requests in progress, and this request needs at least %3.")
+                                .arg(Money::formatCredits(balance), Money::formatCredits(held),
+                                     Money::formatCredits(amount)));
+                            return;
+                        }
+                        ctx->m_reserved = amount;
+                        Q_UNUSED(account);
+                        run(ctx);
+                    });
+}
+
+void Pipeline::run(const ContextPtr &ctx)
+{
+    try {
+        ctx->route()->handler(ctx);
+    } catch (const std::exception &e) {
+        qWarning("handler for %s failed: %s", qPrintable(ctx->route()->pattern), e.what());
+        ctx->respondError(500, QStringLiteral("Internal error; request id %1.").arg(ctx->requestId()));
+    }
+}
+
+void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
+                        const QByteArray &body)
+{
+    headers.append({"X-Request-Id", ctx->requestId().toLatin1()});
+    headers.append(ctx->m_rateHeaders);
+    const Identity &id = ctx->identity();
+    UsageRecord &u = ctx->usage();
+    const bool metered = id.kind == AuthMode::ApiKey;
+    if (metered) {
+        u.accountId = id.accountId;
+        u.keyId = id.keyId;
+        u.time = QDateTime::currentDateTimeUtc();
+        if (u.endpoint.isEmpty())
+            u.endpoint = ctx->request().path;
+        u.status = status;
+        u.requestId = ctx->requestId();
+    }
+    if (ctx->m_reserved > 0) {
+        m_credits.release(id.accountId, ctx->m_reserved);
+        ctx->m_reserved = 0;
+    }
+    if (metered && u.cost > 0 && status < 400) {
+        // Billed: the charge and usage record commit before the answer leaves.
+        u.latencyMs = int(ctx->elapsedMs());
+        m_db.settle(this, u, [this, ctx, status, headers, body](const DbResult<ChargeResult> &r) {
+            if (!r.ok()) {
+                qWarning("settlement of %s failed: %s", qPrintable(ctx->requestId()),
+                         qPrintable(r.error));
+                write(ctx, 503, {{"Content-Type", "application/json"},
+                                 {"X-Request-Id", ctx->requestId().toLatin1()}},
+                      ErrorEnvelope::body(ctx->errorStyle(), 503,
+                                          QStringLiteral("Billing could not be recorded; the "
+                                                         "request was not charged.")));
+                return;
+            }
+            write(ctx, status, headers, body);
+        });
+        return;
+    }
+    write(ctx, status, std::move(headers), body);
+    if (metered) {
+        u.cost = 0;
+        u.latencyMs = int(ctx->elapsedMs());
+        m_db.recordUsage(u);
+    }
+}
+
+void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers,
+                     const QByteArray &body)
+{
+    ctx->exchange()->respond(status, headers, body);
+    const qint64 ms = ctx->elapsedMs();
+    m_metrics.observe(familyLabel(ctx), status, ctx->m_timer.nsecsElapsed() / 1e9);
+    emit requestServed(familyLabel(ctx), status, int(ms));
+}

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "Authenticator.h"
+#include "CreditGate.h"
+#include "Metrics.h"
+#include "RateLimiter.h"
+#include "RequestContext.h"
+#include "Router.h"
+#include "ServerSettings.h"
+#include "http/HttpHandler.h"
+
+#include <QObject>
+
+class DatabaseService;
+
+// The request pipeline of ARCHITECTURE.md, written once: limits, routing, authentication,
+// rate limits, credit admission, the family handler, metering and settlement, the response in
+// the family's envelope with X-Request-Id. Lives on the server thread.
+class Pipeline : public QObject, public HttpHandler
+{
+    Q_OBJECT
+public:
+    Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent = nullptr);
+
+    void addRoute(RouteSpec spec) { m_router.add(std::move(spec)); }
+    DatabaseService &database() { return m_db; }
+    Metrics &metrics() { return m_metrics; }
+    CreditGate &credits() { return m_credits; }
+    const ServerSettings &settings() const { return m_settings; }
+
+    qint64 bodyLimit(const HttpRequest &head) const override;
+    void handle(const ExchangePtr &exchange) override;
+    void reject(const ExchangePtr &exchange, int status, const QString &message) override;
+
+    // Called by RequestContext.
+    void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
+
+signals:
+    void requestServed(const QString &family, int status, int latencyMs);
+
+private:
+    void authenticate(const ContextPtr &ctx);
+    void authorized(const ContextPtr &ctx, const Authenticator::Record &record);
+    void admit(const ContextPtr &ctx);
+    void run(const ContextPtr &ctx);
+    void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
+
+    DatabaseService &m_db;
+    ServerSettings m_settings;
+    Router m_router;
+    Authenticator m_auth;
+    RateLimiter m_rates;
+    CreditGate m_credits;
+    Metrics m_metrics;
+};

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <QByteArray>
+#include <QHash>
+#include <QString>
+
+// Token buckets per (credential, bucket name): a limit of N requests per minute refills N/60
+// tokens a second up to N, so a client may burst N and then sustain N a minute. Kept in memory
+// per instance (instances sharing a database each enforce the limit on their own traffic).
+class RateLimiter
+{
+public:
+    struct Decision
+    {
+        bool allowed = true;
+        int limit = 0;
+        int remaining = 0;
+        qint64 resetEpochSeconds = 0; // when the bucket will be full again
+        int retryAfterSeconds = 0;     // when refused: until one request is allowed
+    };
+
+    Decision take(const QByteArray &key, int perMinute, qint64 nowMs);
+    void clear() { m_buckets.clear(); }
+
+private:
+    struct Bucket
+    {
+        double tokens = 0;
+        qint64 updatedMs = 0;
+        int limit = 0;
+    };
+    QHash<QByteArray, Bucket> m_buckets;
+    qint64 m_lastSweepMs = 0;
+};

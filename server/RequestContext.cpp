@@ -1,0 +1,76 @@
+#include "RequestContext.h"
+
+#include "Pipeline.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+#include <QRandomGenerator>
+
+namespace {
+
+QString newRequestId()
+{
+    quint32 words[3];
+    QRandomGenerator::global()->fillRange(words);
+    return QStringLiteral("req_") +
+           QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof(words)).toHex());
+}
+
+} // namespace
+
+RequestContext::RequestContext(Pipeline &pipeline, ExchangePtr exchange)
+    : m_pipeline(pipeline), m_exchange(std::move(exchange)), m_requestId(newRequestId())
+{
+    m_timer.start();
+    m_style = ErrorEnvelope::styleForPath(m_exchange->request().path);
+}
+
+std::optional<QJsonObject> RequestContext::jsonBody()
+{
+    const QByteArray &body = request().body;
+    if (body.trimmed().isEmpty()) {
+        respondError(400, QStringLiteral("The request body is empty; expected a JSON object."));
+        return std::nullopt;
+    }
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &error);
+    if (error.error != QJsonParseError::NoError) {
+        respondError(400, QStringLiteral("Malformed JSON body at byte %1: %2.")
+                              .arg(error.offset)
+                              .arg(error.errorString()));
+        return std::nullopt;
+    }
+    if (!doc.isObject()) {
+        respondError(400, QStringLiteral("The request body must be a JSON object."));
+        return std::nullopt;
+    }
+    return doc.object();
+}
+
+void RequestContext::respondJson(int status, const QJsonValue &body, HttpHeaders extra)
+{
+    QByteArray bytes;
+    if (body.isObject())
+        bytes = QJsonDocument(body.toObject()).toJson(QJsonDocument::Compact);
+    else if (body.isArray())
+        bytes = QJsonDocument(body.toArray()).toJson(QJsonDocument::Compact);
+    respondRaw(status, "application/json", bytes, std::move(extra));
+}
+
+void RequestContext::respondRaw(int status, const QByteArray &contentType, const QByteArray &body,
+                                HttpHeaders extra)
+{
+    if (m_answered)
+        return;
+    m_answered = true;
+    extra.prepend({"Content-Type", contentType});
+    m_pipeline.complete(shared_from_this(), status, std::move(extra), body);
+}
+
+void RequestContext::respondError(int status, const QString &message, const QString &type,
+                                  const QString &param, const QString &code)
+{
+    respondRaw(status, "application/json",
+               ErrorEnvelope::body(m_style, status, message, type, param, code));
+}

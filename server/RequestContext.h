@@ -1,0 +1,70 @@
+#pragma once
+
+#include "ErrorEnvelope.h"
+#include "Records.h"
+#include "Router.h"
+#include "http/HttpExchange.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <optional>
+
+class Pipeline;
+
+// Who made the request, once authenticated.
+struct Identity
+{
+    AuthMode kind = AuthMode::Public;
+    qint64 accountId = 0;
+    qint64 keyId = 0;
+    qint64 tokenId = 0;
+    QString tier = QStringLiteral("default");
+    QStringList scopes;
+};
+
+// Everything a handler needs for one request. Handlers answer exactly once through
+// respondJson/respondError/respondRaw; the pipeline then meters, settles and logs.
+class RequestContext : public std::enable_shared_from_this<RequestContext>
+{
+public:
+    RequestContext(Pipeline &pipeline, ExchangePtr exchange);
+
+    const HttpRequest &request() const { return m_exchange->request(); }
+    const ExchangePtr &exchange() const { return m_exchange; }
+    const QString &requestId() const { return m_requestId; }
+    const RouteSpec *route() const { return m_route; }
+    QString param(const QString &name) const { return m_params.value(name); }
+    const Identity &identity() const { return m_identity; }
+    ErrorStyle errorStyle() const { return m_style; }
+    bool isAnswered() const { return m_answered; }
+    qint64 elapsedMs() const { return m_timer.elapsed(); }
+
+    // What the request consumed; a cost > 0 is charged (and committed) before the response
+    // leaves, so a client never holds a billed answer that the ledger lacks.
+    UsageRecord &usage() { return m_usage; }
+
+    // The body as a JSON object, or nullopt after answering 400 naming the problem.
+    std::optional<QJsonObject> jsonBody();
+
+    void respondJson(int status, const QJsonValue &body, HttpHeaders extra = {});
+    void respondRaw(int status, const QByteArray &contentType, const QByteArray &body,
+                    HttpHeaders extra = {});
+    void respondError(int status, const QString &message, const QString &type = {},
+                      const QString &param = {}, const QString &code = {});
+
+private:
+    friend class Pipeline;
+    Pipeline &m_pipeline;
+    ExchangePtr m_exchange;
+    QString m_requestId;
+    const RouteSpec *m_route = nullptr;
+    QHash<QString, QString> m_params;
+    Identity m_identity;
+    ErrorStyle m_style = ErrorStyle::OpenAI;
+    QElapsedTimer m_timer;
+    UsageRecord m_usage;
+    HttpHeaders m_rateHeaders;
+    qint64 m_reserved = 0;
+    bool m_answered = false;
+};

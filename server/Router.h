@@ -1,0 +1,54 @@
+#pragma once
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <functional>
+#include <memory>
+
+class RequestContext;
+using ContextPtr = std::shared_ptr<RequestContext>;
+
+enum class AuthMode { Public, ApiKey, ControlToken };
+
+// One endpoint as a service family registers it: what it needs from the pipeline.
+struct RouteSpec
+{
+    QByteArray method;
+    QString pattern;      // literal segments and {name} placeholders: /api/v1/api-keys/{id}
+    QString family;       // metrics and usage label: public, control, llm, address, ...
+    AuthMode auth = AuthMode::ApiKey;
+    QString scope;        // required control-token scope
+    QString bucket = QStringLiteral("default"); // rate-limit bucket
+    qint64 reservation = 0; // credit units that must be available before the handler runs
+    bool upload = false;  // multipart body: the upload limit applies instead of the JSON one
+    std::function<void(const ContextPtr &)> handler;
+};
+
+class Router
+{
+public:
+    struct Match
+    {
+        const RouteSpec *route = nullptr;
+        QHash<QString, QString> params;
+        QStringList allowedMethods; // when the path exists but not for this method
+    };
+
+    void add(RouteSpec spec);
+    Match match(const QByteArray &method, const QString &path) const;
+    // The route a path would reach, ignoring the method (used before the body is read).
+    const RouteSpec *anyForPath(const QString &path) const;
+
+private:
+    struct Entry
+    {
+        QStringList segments;
+        std::unique_ptr<RouteSpec> spec;
+    };
+    static bool matches(const QStringList &pattern, const QStringList &path,
+                        QHash<QString, QString> *params);
+    std::vector<Entry> m_entries;
+};

@@ -1,0 +1,79 @@
+#include "Server.h"
+
+#include "DatabaseService.h"
+#include "Pipeline.h"
+#include "control/ControlRoutes.h"
+#include "http/HttpServer.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QTimer>
+
+Server::Server(DatabaseService &db, ServerSettings settings, QObject *parent)
+    : QObject(parent), m_db(db), m_settings(std::move(settings)),
+      m_catalog(ModelCatalog::builtin()), m_pipeline(new Pipeline(db, m_settings, this))
+{
+    HttpLimits limits;
+    limits.maxHeaderBytes = m_settings.maxHeaderBytes;
+    limits.maxHeaderCount = m_settings.maxHeaderCount;
+    limits.idleTimeoutMs = m_settings.idleTimeoutMs;
+    m_http = new HttpServer(*m_pipeline, limits, m_settings.maxConnections, this);
+    connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
+    connect(m_http, &HttpServer::drained, this, &Server::drained);
+    registerPublicRoutes();
+    registerControlRoutes(*m_pipeline);
+}
+
+Server::~Server() = default;
+
+bool Server::listen(const QHostAddress &address, quint16 port, QString *error)
+{
+    if (m_http->listen(address, port))
+        return true;
+    if (error)
+        *error = m_http->errorString();
+    return false;
+}
+
+quint16 Server::port() const
+{
+    return m_http->serverPort();
+}
+
+void Server::shutdown()
+{
+    QTimer::singleShot(m_settings.drainTimeoutMs, this, &Server::drained);
+    m_http->beginShutdown();
+}
+
+void Server::registerPublicRoutes()
+{
+    RouteSpec health;
+    health.method = "GET";
+    health.pattern = QStringLiteral("/healthz");
+    health.family = QStringLiteral("public");
+    health.auth = AuthMode::Public;
+    health.handler = [](const ContextPtr &ctx) {
+        ctx->respondRaw(200, "application/json", QByteArrayLiteral("{\"status\":\"ok\"}"));
+    };
+    m_pipeline->addRoute(health);
+
+    RouteSpec metrics = health;
+    metrics.pattern = QStringLiteral("/metrics");
+    metrics.handler = [this](const ContextPtr &ctx) {
+        Metrics &m = m_pipeline->metrics();
+        m.setGauge(QStringLiteral("switchyard_open_connections"), m_http->connectionCount());
+        m.setGauge(QStringLiteral("switchyard_writer_batches_total"), double(m_db.writerBatches()));
+        ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8", m.render());
+    };
+    m_pipeline->addRoute(metrics);
+
+    RouteSpec models = health;
+    models.pattern = QStringLiteral("/v1/models");
+    models.family = QStringLiteral("models");
+    models.handler = [this](const ContextPtr &ctx) {
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", m_catalog.toJson()}});
+    };
+    m_pipeline->addRoute(models);
+}

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "ServerSettings.h"
+#include "llm/ModelCatalog.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <memory>
+
+class DatabaseService;
+class HttpServer;
+class Pipeline;
+
+// The HTTP API: the pipeline with every route family registered, and the listening socket.
+// Lives on one thread (ServerHost's); all of its work happens there.
+class Server : public QObject
+{
+    Q_OBJECT
+public:
+    Server(DatabaseService &db, ServerSettings settings, QObject *parent = nullptr);
+    ~Server() override;
+
+    bool listen(const QHostAddress &address, quint16 port, QString *error);
+    quint16 port() const;
+    Pipeline &pipeline() { return *m_pipeline; }
+    // Stops accepting and emits drained() when every in-flight response has finished (or the
+    // drain timeout passed).
+    void shutdown();
+
+signals:
+    void requestServed(const QString &family, int status, int latencyMs);
+    void drained();
+
+private:
+    void registerPublicRoutes();
+
+    DatabaseService &m_db;
+    ServerSettings m_settings;
+    ModelCatalog m_catalog;
+    Pipeline *m_pipeline;
+    HttpServer *m_http;
+};

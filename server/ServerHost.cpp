@@ -1,0 +1,82 @@
+#include "ServerHost.h"
+
+#include "DatabaseService.h"
+#include "Server.h"
+
+#include <QEventLoop>
+#include <QSemaphore>
+
+ServerHost::ServerHost(DatabaseService &db, ServerSettings settings, QObject *parent)
+    : QObject(parent), m_db(db), m_settings(std::move(settings))
+{
+    m_thread.setObjectName(QStringLiteral("server"));
+}
+
+ServerHost::~ServerHost()
+{
+    stop();
+}
+
+bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error)
+{
+    m_thread.start();
+    // An object living on the server thread to run code there; the server is built and bound
+    // on that thread so every object it owns belongs to it.
+    m_anchor = new QObject;
+    m_anchor->moveToThread(&m_thread);
+    bool ok = false;
+    QString err;
+    QMetaObject::invokeMethod(
+        m_anchor,
+        [&] {
+            try {
+                m_server = new Server(m_db, m_settings, m_anchor);
+                connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,
+                        Qt::DirectConnection);
+                ok = m_server->listen(address, port, &err);
+            } catch (const std::exception &e) {
+                err = QString::fromUtf8(e.what());
+            }
+        },
+        Qt::BlockingQueuedConnection);
+    if (!ok) {
+        if (error)
+            *error = err;
+        stop();
+        return false;
+    }
+    const bool wildcard = address == QHostAddress::Any || address == QHostAddress::AnyIPv4 ||
+                          address == QHostAddress::AnyIPv6;
+    QUrl url;
+    url.setScheme(QStringLiteral("http"));
+    url.setHost(wildcard ? QStringLiteral("127.0.0.1") : address.toString());
+    url.setPort(m_server->port());
+    m_url = url;
+    return true;
+}
+
+void ServerHost::stop()
+{
+    if (!m_thread.isRunning())
+        return;
+    if (m_server) {
+        // 1. Stop accepting and let in-flight responses finish (bounded by the drain timeout).
+        QSemaphore drained;
+        QMetaObject::invokeMethod(m_anchor, [this, &drained] {
+            connect(m_server, &Server::drained, m_anchor, [&drained] { drained.release(); },
+                    Qt::SingleShotConnection);
+            m_server->shutdown();
+        }, Qt::QueuedConnection);
+        drained.tryAcquire(1, m_settings.drainTimeoutMs + 2000);
+        // 2. Let database work the server started complete before its objects go away.
+        m_db.flush();
+    }
+    // 3. Delete the server on its own thread, then end the thread.
+    QMetaObject::invokeMethod(m_anchor, [this] {
+        delete m_anchor;
+        m_anchor = nullptr;
+        m_server = nullptr;
+        m_thread.quit();
+    }, Qt::QueuedConnection);
+    m_thread.wait();
+}

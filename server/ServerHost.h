@@ -1,0 +1,41 @@
+#pragma once
+
+#include "ServerSettings.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QThread>
+#include <QUrl>
+
+class DatabaseService;
+class Server;
+
+// Runs the HTTP server on a thread of its own, so that neither the window's GUI thread nor the
+// headless main thread (signal handling, admin work) ever serves requests.
+class ServerHost : public QObject
+{
+    Q_OBJECT
+public:
+    ServerHost(DatabaseService &db, ServerSettings settings, QObject *parent = nullptr);
+    ~ServerHost() override;
+
+    // Binds and starts serving; blocks until listening or failed. port 0 picks a free port.
+    bool start(const QHostAddress &address, quint16 port, QString *error);
+    // Stops accepting, lets in-flight requests finish (bounded by the drain timeout), stops.
+    void stop();
+
+    QUrl url() const { return m_url; }
+    Server *server() const { return m_server; }
+
+signals:
+    // Emitted on the server thread for every finished request (connect queued).
+    void requestServed(const QString &family, int status, int latencyMs);
+
+private:
+    DatabaseService &m_db;
+    ServerSettings m_settings;
+    QThread m_thread;
+    QObject *m_anchor = nullptr; // lives on the server thread; owns the server
+    Server *m_server = nullptr;
+    QUrl m_url;
+};

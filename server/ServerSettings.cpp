@@ -1,0 +1,74 @@
+#include "ServerSettings.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <stdexcept>
+
+ServerSettings ServerSettings::defaults()
+{
+    ServerSettings s;
+    // Chat completions and decisions (and its alias) share the "chat" bucket.
+    s.tiers.insert(QStringLiteral("default"),
+                   RateTier{{{QStringLiteral("default"), 600},
+                             {QStringLiteral("chat"), 60},
+                             {QStringLiteral("control"), 600}}});
+    return s;
+}
+
+const RateTier &ServerSettings::tier(const QString &name) const
+{
+    const auto it = tiers.constFind(name);
+    return it != tiers.constEnd() ? *it : *tiers.constFind(QStringLiteral("default"));
+}
+
+ServerSettings ServerSettings::fromConfigFile(const QString &path)
+{
+    ServerSettings s = defaults();
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw std::runtime_error(("cannot read config file " + path + ": " + f.errorString())
+                                     .toStdString());
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject())
+        throw std::runtime_error(QStringLiteral("config file %1 is not a JSON object (%2 at byte %3)")
+                                     .arg(path, err.errorString())
+                                     .arg(err.offset)
+                                     .toStdString());
+    const QJsonObject root = doc.object();
+    const QJsonObject server = root.value("server").toObject();
+    auto intField = [&](const char *name, auto &target) {
+        const QJsonValue v = server.value(QLatin1String(name));
+        if (v.isUndefined())
+            return;
+        if (!v.isDouble() || v.toDouble() <= 0)
+            throw std::runtime_error(std::string("config: server.") + name +
+                                     " must be a positive number");
+        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
+    };
+    intField("max_json_body_bytes", s.maxJsonBody);
+    intField("max_upload_body_bytes", s.maxUploadBody);
+    intField("max_connections", s.maxConnections);
+    intField("idle_timeout_ms", s.idleTimeoutMs);
+    intField("drain_timeout_ms", s.drainTimeoutMs);
+    intField("auth_cache_ms", s.authCacheMs);
+
+    const QJsonObject limits = root.value("rate_limits").toObject();
+    for (auto t = limits.begin(); t != limits.end(); ++t) {
+        if (!t.value().isObject())
+            throw std::runtime_error("config: rate_limits." + t.key().toStdString() +
+                                     " must be an object of bucket: requests per minute");
+        RateTier tier = s.tiers.value(t.key(), s.tiers.value(QStringLiteral("default")));
+        const QJsonObject buckets = t.value().toObject();
+        for (auto b = buckets.begin(); b != buckets.end(); ++b) {
+            if (!b.value().isDouble() || b.value().toDouble() < 0)
+                throw std::runtime_error("config: rate_limits." + t.key().toStdString() + "." +
+                                         b.key().toStdString() +
+                                         " must be a number of requests per minute (0: unlimited)");
+            tier.perMinute.insert(b.key(), b.value().toInt());
+        }
+        s.tiers.insert(t.key(), tier);
+    }
+    return s;
+}

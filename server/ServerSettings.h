@@ -1,0 +1,35 @@
+#pragma once
+
+#include <QHash>
+#include <QString>
+#include <QStringList>
+
+// Rate limits per key tier: requests per minute for each named bucket. A bucket missing from a
+// tier falls back to the tier's "default" entry.
+struct RateTier
+{
+    QHash<QString, int> perMinute;
+    int limitFor(const QString &bucket) const
+    {
+        return perMinute.value(bucket, perMinute.value(QStringLiteral("default"), 600));
+    }
+};
+
+struct ServerSettings
+{
+    qint64 maxJsonBody = 1 * 1024 * 1024;     // 1 MiB JSON bodies
+    qint64 maxUploadBody = 25 * 1024 * 1024;  // 25 MB multipart uploads
+    int maxHeaderBytes = 64 * 1024;
+    int maxHeaderCount = 100;
+    int maxConnections = 4096;
+    int idleTimeoutMs = 60'000;
+    int drainTimeoutMs = 10'000;
+    int authCacheMs = 2'000; // a revocation on another instance is seen within this time
+    QHash<QString, RateTier> tiers; // "default" always present after load
+
+    static ServerSettings defaults();
+    // Reads the "server" and "rate_limits" sections of a JSON config file; throws
+    // std::runtime_error with a readable message on a malformed file.
+    static ServerSettings fromConfigFile(const QString &path);
+    const RateTier &tier(const QString &name) const;
+};

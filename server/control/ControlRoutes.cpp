@@ -1,0 +1,300 @@
+#include "ControlRoutes.h"
+
+#include "DatabaseService.h"
+#include "Money.h"
+#include "Pipeline.h"
+#include "Scopes.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+
+namespace {
+
+QJsonValue timeJson(const QDateTime &t)
+{
+    return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue();
+}
+
+QJsonObject keyJson(const ApiKeyRecord &k)
+{
+    return {{"id", QString::number(k.id)},
+            {"object", "api_key"},
+            {"name", k.name},
+            {"prefix", k.prefix},
+            {"tier", k.tier},
+            {"created_at", timeJson(k.created)},
+            {"last_used_at", timeJson(k.lastUsed)},
+            {"revoked_at", timeJson(k.revoked)},
+            {"status", k.isRevoked() ? "revoked" : "active"}};
+}
+
+QJsonObject usageJson(const UsageRecord &u)
+{
+    return {{"id", QString::number(u.id)},
+            {"object", "usage_record"},
+            {"time", timeJson(u.time)},
+            {"api_key_id", u.keyId ? QJsonValue(QString::number(u.keyId)) : QJsonValue()},
+            {"endpoint", u.endpoint},
+            {"model", u.model},
+            {"units", QJsonObject{{"input_tokens", u.inputTokens},
+                                  {"output_tokens", u.outputTokens},
+                                  {"cache_read_tokens", u.cacheReadTokens},
+                                  {"cache_write_tokens", u.cacheWriteTokens},
+                                  {"characters", u.characters},
+                                  {"audio_seconds", u.audioMs / 1000.0},
+                                  {"requests", u.requests}}},
+            {"cost", Money::formatCredits(u.cost)},
+            {"cost_units", QString::number(u.cost)},
+            {"status", u.status},
+            {"latency_ms", u.latencyMs},
+            {"request_id", u.requestId},
+            {"estimated", u.estimated}};
+}
+
+// Accepts RFC 3339 times or Unix seconds.
+std::optional<QDateTime> parseTime(const QString &text)
+{
+    bool ok = false;
+    const qint64 seconds = text.toLongLong(&ok);
+    if (ok)
+        return QDateTime::fromSecsSinceEpoch(seconds, Qt::UTC);
+    QDateTime t = QDateTime::fromString(text, Qt::ISODateWithMs);
+    if (!t.isValid())
+        t = QDateTime::fromString(text, Qt::ISODate);
+    if (!t.isValid())
+        return std::nullopt;
+    return t;
+}
+
+std::optional<qint64> parseId(const QString &text)
+{
+    bool ok = false;
+    const qint64 id = text.toLongLong(&ok);
+    if (!ok || id <= 0)
+        return std::nullopt;
+    return id;
+}
+
+void storeUnavailable(const ContextPtr &ctx, const QString &error)
+{
+    qWarning("store error on %s: %s", qPrintable(ctx->request().path), qPrintable(error));
+    ctx->respondError(503, QStringLiteral("The data store is unavailable; try again shortly."));
+}
+
+void balance(Pipeline &p, const ContextPtr &ctx)
+{
+    const qint64 account = ctx->identity().accountId;
+    p.database().read<qint64>(&p, [account](Store &s) { return s.balance(account); },
+                              [&p, ctx, account](const DbResult<qint64> &r) {
+        if (!r.ok())
+            return storeUnavailable(ctx, r.error);
+        const qint64 held = p.credits().reserved(account);
+        ctx->respondJson(200, QJsonObject{
+            {"object", "credit_balance"},
+            {"balance", Money::formatCredits(r.value)},
+            {"balance_units", QString::number(r.value)},
+            {"reserved", Money::formatCredits(held)},
+            {"available", Money::formatCredits(r.value - held)},
+            {"units_per_credit", QString::number(Money::kUnitsPerCredit)}});
+    });
+}
+
+void ledger(Pipeline &p, const ContextPtr &ctx)
+{
+    const QUrlQuery &q = ctx->request().query;
+    int limit = 50;
+    if (q.hasQueryItem("limit")) {
+        bool ok = false;
+        limit = q.queryItemValue("limit").toInt(&ok);
+        if (!ok || limit < 1 || limit > 1000)
+            return ctx->respondError(400, QStringLiteral("'limit' must be an integer from 1 to "
+                                                         "1000."), {}, QStringLiteral("limit"));
+    }
+    qint64 before = 0;
+    if (q.hasQueryItem("cursor")) {
+        const auto id = parseId(q.queryItemValue("cursor"));
+        if (!id)
+            return ctx->respondError(400, QStringLiteral("'cursor' is not a valid cursor."), {},
+                                     QStringLiteral("cursor"));
+        before = *id;
+    }
+    const qint64 account = ctx->identity().accountId;
+    p.database().read<QList<LedgerEntry>>(
+        &p, [=](Store &s) { return s.ledger(account, limit + 1, before); },
+        [ctx, limit](const DbResult<QList<LedgerEntry>> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            QJsonArray data;
+            const bool more = r.value.size() > limit;
+            for (qsizetype i = 0; i < qMin<qsizetype>(limit, r.value.size()); ++i) {
+                const LedgerEntry &e = r.value[i];
+                data.append(QJsonObject{{"id", QString::number(e.id)},
+                                        {"object", "ledger_entry"},
+                                        {"kind", e.kind},
+                                        {"amount", Money::formatCredits(e.amount)},
+                                        {"balance_after", Money::formatCredits(e.balanceAfter)},
+                                        {"reason", e.reason},
+                                        {"request_id", e.requestId},
+                                        {"created_at", timeJson(e.created)}});
+            }
+            QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", more}};
+            if (more)
+                body.insert("next_cursor", QString::number(r.value[limit - 1].id));
+            ctx->respondJson(200, body);
+        });
+}
+
+void usage(Pipeline &p, const ContextPtr &ctx)
+{
+    const QUrlQuery &q = ctx->request().query;
+    UsageQuery uq;
+    uq.accountId = ctx->identity().accountId;
+    auto bad = [&ctx](const QString &param, const QString &what) {
+        ctx->respondError(400, QStringLiteral("'%1' %2").arg(param, what), {}, param);
+    };
+    for (const char *name : {"from", "to"}) {
+        const QString key = QLatin1String(name);
+        if (!q.hasQueryItem(key))
+            continue;
+        const auto t = parseTime(q.queryItemValue(key, QUrl::FullyDecoded));
+        if (!t)
+            return bad(key, QStringLiteral("must be an RFC 3339 time or Unix seconds."));
+        (key == u"from" ? uq.from : uq.to) = *t;
+    }
+    if (q.hasQueryItem("key")) {
+        const auto id = parseId(q.queryItemValue("key"));
+        if (!id)
+            return bad(QStringLiteral("key"), QStringLiteral("must be an API key id."));
+        uq.keyId = *id;
+    }
+    uq.model = q.queryItemValue("model", QUrl::FullyDecoded);
+    if (q.hasQueryItem("limit")) {
+        bool ok = false;
+        uq.limit = q.queryItemValue("limit").toInt(&ok);
+        if (!ok || uq.limit < 1 || uq.limit > 1000)
+            return bad(QStringLiteral("limit"), QStringLiteral("must be an integer from 1 to 1000."));
+    }
+    if (q.hasQueryItem("cursor")) {
+        const auto id = parseId(q.queryItemValue("cursor"));
+        if (!id)
+            return bad(QStringLiteral("cursor"), QStringLiteral("is not a valid cursor."));
+        uq.beforeId = *id;
+    }
+    p.database().read<UsagePage>(&p, [uq](Store &s) { return s.usage(uq); },
+                                 [ctx](const DbResult<UsagePage> &r) {
+        if (!r.ok())
+            return storeUnavailable(ctx, r.error);
+        QJsonArray data;
+        for (const UsageRecord &u : r.value.records)
+            data.append(usageJson(u));
+        QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", r.value.hasMore}};
+        if (r.value.hasMore)
+            body.insert("next_cursor", QString::number(r.value.records.last().id));
+        ctx->respondJson(200, body);
+    });
+}
+
+void listKeys(Pipeline &p, const ContextPtr &ctx)
+{
+    const qint64 account = ctx->identity().accountId;
+    p.database().read<QList<ApiKeyRecord>>(&p, [account](Store &s) { return s.listApiKeys(account); },
+                                           [ctx](const DbResult<QList<ApiKeyRecord>> &r) {
+        if (!r.ok())
+            return storeUnavailable(ctx, r.error);
+        QJsonArray data;
+        for (const ApiKeyRecord &k : r.value)
+            data.append(keyJson(k));
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
+    });
+}
+
+void createKey(Pipeline &p, const ContextPtr &ctx)
+{
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return;
+    const QJsonValue nameValue = body->value("name");
+    if (!nameValue.isString() || nameValue.toString().trimmed().isEmpty() ||
+        nameValue.toString().size() > 200)
+        return ctx->respondError(400, QStringLiteral("'name' is required: a string of 1 to 200 "
+                                                     "characters."), {}, QStringLiteral("name"));
+    const QJsonValue tierValue = body->value("tier");
+    QString tier = QStringLiteral("default");
+    if (!tierValue.isUndefined()) {
+        if (!tierValue.isString() || !p.settings().tiers.contains(tierValue.toString()))
+            return ctx->respondError(400, QStringLiteral("'tier' must name a configured rate-limit "
+                                                         "tier (%1).")
+                                              .arg(p.settings().tiers.keys().join(u", ")),
+                                     {}, QStringLiteral("tier"));
+        tier = tierValue.toString();
+    }
+    const QString name = nameValue.toString().trimmed();
+    const qint64 account = ctx->identity().accountId;
+    struct Created
+    {
+        CreatedSecret secret;
+        ApiKeyRecord record;
+    };
+    DatabaseService &db = p.database();
+    db.write<Created>(&p, [=](Store &s) {
+        Created c;
+        c.secret = s.createApiKey(account, name, tier);
+        c.record = *s.apiKey(account, c.secret.id);
+        return c;
+    }, [ctx, &db](const DbResult<Created> &r) {
+        if (!r.ok())
+            return storeUnavailable(ctx, r.error);
+        db.announceApiKeysChanged();
+        QJsonObject out = keyJson(r.value.record);
+        out.insert("key", r.value.secret.secret); // the only time the full value is shown
+        ctx->respondJson(201, out);
+    });
+}
+
+void revokeKey(Pipeline &p, const ContextPtr &ctx)
+{
+    const auto id = parseId(ctx->param(QStringLiteral("id")));
+    if (!id)
+        return ctx->respondError(404, QStringLiteral("No API key with id '%1'.")
+                                          .arg(ctx->param(QStringLiteral("id"))));
+    const qint64 account = ctx->identity().accountId;
+    DatabaseService &db = p.database();
+    db.write<std::optional<ApiKeyRecord>>(&p, [=](Store &s) -> std::optional<ApiKeyRecord> {
+        auto existing = s.apiKey(account, *id);
+        if (!existing)
+            return std::nullopt;
+        s.revokeApiKey(account, *id);
+        return s.apiKey(account, *id);
+    }, [ctx, &db, id](const DbResult<std::optional<ApiKeyRecord>> &r) {
+        if (!r.ok())
+            return storeUnavailable(ctx, r.error);
+        if (!r.value)
+            return ctx->respondError(404, QStringLiteral("No API key with id '%1'.").arg(*id));
+        db.announceApiKeysChanged();
+        ctx->respondJson(200, keyJson(*r.value));
+    });
+}
+
+} // namespace
+
+void registerControlRoutes(Pipeline &p)
+{
+    auto route = [&p](const char *method, const char *pattern, QLatin1StringView scope,
+                      void (*fn)(Pipeline &, const ContextPtr &)) {
+        RouteSpec r;
+        r.method = method;
+        r.pattern = QLatin1String(pattern);
+        r.family = QStringLiteral("control");
+        r.auth = AuthMode::ControlToken;
+        r.scope = scope;
+        r.bucket = QStringLiteral("control");
+        r.handler = [&p, fn](const ContextPtr &ctx) { fn(p, ctx); };
+        p.addRoute(std::move(r));
+    };
+    route("GET", "/api/v1/credits/balance", Scopes::CreditsRead, balance);
+    route("GET", "/api/v1/credits/ledger", Scopes::CreditsRead, ledger);
+    route("GET", "/api/v1/usage", Scopes::UsageRead, usage);
+    route("GET", "/api/v1/api-keys", Scopes::ApiKeysRead, listKeys);
+    route("POST", "/api/v1/api-keys", Scopes::ApiKeysWrite, createKey);
+    route("DELETE", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, revokeKey);
+}

@@ -1,0 +1,120 @@
+#include "HttpExchange.h"
+
+#include "HttpConnection.h"
+
+HttpExchange::HttpExchange(HttpRequest request, HttpConnection *connection)
+    : m_request(std::move(request)), m_connection(connection)
+{
+}
+
+bool HttpExchange::isOpen() const
+{
+    return !m_connection.isNull();
+}
+
+QByteArray HttpExchange::reasonPhrase(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 402: return "Payment Required";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Status";
+    }
+}
+
+QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunked,
+                              qint64 length) const
+{
+    QByteArray out;
+    out.reserve(256);
+    out += "HTTP/1.1 ";
+    out += QByteArray::number(status);
+    out += ' ';
+    out += reasonPhrase(status);
+    out += "\r\n";
+    for (const auto &h : headers) {
+        out += h.first;
+        out += ": ";
+        out += h.second;
+        out += "\r\n";
+    }
+    if (chunked)
+        out += "Transfer-Encoding: chunked\r\n";
+    else
+        out += "Content-Length: " + QByteArray::number(length) + "\r\n";
+    if (m_closeAfter)
+        out += "Connection: close\r\n";
+    out += "\r\n";
+    return out;
+}
+
+void HttpExchange::respond(int status, const HttpHeaders &headers, const QByteArray &body)
+{
+    if (m_state != State::Pending)
+        return;
+    m_state = State::Done;
+    if (!m_connection)
+        return;
+    QByteArray out = head(status, headers, false, body.size());
+    if (m_request.method != "HEAD")
+        out += body;
+    m_connection->write(out);
+    m_connection->exchangeFinished(this);
+}
+
+void HttpExchange::startStream(int status, const HttpHeaders &headers)
+{
+    if (m_state != State::Pending)
+        return;
+    m_state = State::Streaming;
+    if (m_connection)
+        m_connection->write(head(status, headers, true, 0));
+}
+
+void HttpExchange::writeChunk(const QByteArray &data)
+{
+    if (m_state != State::Streaming || !m_connection || data.isEmpty())
+        return;
+    m_connection->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
+}
+
+void HttpExchange::endStream()
+{
+    if (m_state != State::Streaming)
+        return;
+    m_state = State::Done;
+    if (!m_connection)
+        return;
+    m_connection->write(QByteArrayLiteral("0\r\n\r\n"));
+    m_connection->exchangeFinished(this);
+}
+
+void HttpExchange::notifyClosed()
+{
+    if (m_state == State::Done)
+        return;
+    if (auto cb = std::move(m_onClosed)) {
+        m_onClosed = nullptr;
+        cb();
+    }
+}

@@ -1,0 +1,54 @@
+#pragma once
+
+#include "HttpRequest.h"
+
+#include <QPointer>
+#include <functional>
+#include <memory>
+
+class HttpConnection;
+
+using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
+
+// One request and the means to answer it, now or later. The connection may go away at any
+// time (the client left); every write checks, and onClosed() lets long work stop early.
+class HttpExchange : public std::enable_shared_from_this<HttpExchange>
+{
+public:
+    HttpExchange(HttpRequest request, HttpConnection *connection);
+
+    const HttpRequest &request() const { return m_request; }
+    HttpRequest &request() { return m_request; }
+
+    bool isOpen() const;        // the client is still there
+    bool isAnswered() const { return m_state != State::Pending; }
+    bool isStreaming() const { return m_state == State::Streaming; }
+
+    // A complete response with Content-Length. Ignored if already answered.
+    void respond(int status, const HttpHeaders &headers, const QByteArray &body);
+    // A chunked response: head now, then chunks as they come, then end().
+    void startStream(int status, const HttpHeaders &headers);
+    void writeChunk(const QByteArray &data);
+    void endStream();
+    // Closes the connection after the response (used for protocol errors).
+    void setCloseAfter() { m_closeAfter = true; }
+    bool closeAfter() const { return m_closeAfter; }
+
+    // Called once if the client disconnects before the response is complete.
+    void onClosed(std::function<void()> callback) { m_onClosed = std::move(callback); }
+    void notifyClosed();
+
+    static QByteArray reasonPhrase(int status);
+
+private:
+    enum class State { Pending, Streaming, Done };
+    QByteArray head(int status, const HttpHeaders &headers, bool chunked, qint64 length) const;
+
+    HttpRequest m_request;
+    QPointer<HttpConnection> m_connection;
+    State m_state = State::Pending;
+    bool m_closeAfter = false;
+    std::function<void()> m_onClosed;
+};
+
+using ExchangePtr = std::shared_ptr<HttpExchange>;

@@ -1,0 +1,104 @@
+#include "ModelCatalog.h"
+
+#include "Money.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <stdexcept>
+
+namespace {
+
+qint64 price(const QJsonObject &pricing, const char *field, const QString &model)
+{
+    const QJsonValue v = pricing.value(QLatin1String(field));
+    if (v.isUndefined())
+        return 0;
+    const auto units = Money::parseCredits(v.toString());
+    if (!v.isString() || !units || *units < 0)
+        throw std::runtime_error(QStringLiteral("model %1: pricing.%2 must be a non-negative "
+                                                "decimal string")
+                                     .arg(model, QLatin1String(field))
+                                     .toStdString());
+    return *units;
+}
+
+} // namespace
+
+ModelCatalog ModelCatalog::fromJson(const QByteArray &json)
+{
+    QJsonParseError err;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &err);
+    if (err.error != QJsonParseError::NoError || !doc.isObject())
+        throw std::runtime_error("the model catalog is not a JSON object: " +
+                                 err.errorString().toStdString());
+    ModelCatalog c;
+    const QJsonObject root = doc.object();
+    for (const QJsonValue &v : root.value("models").toArray()) {
+        const QJsonObject o = v.toObject();
+        ModelEntry m;
+        m.id = o.value("id").toString();
+        if (m.id.isEmpty())
+            throw std::runtime_error("a model in the catalog has no id");
+        m.ownedBy = o.value("owned_by").toString();
+        m.provider = o.value("provider").toString();
+        m.upstreamModel = o.value("upstream_model").toString(m.id);
+        for (const QJsonValue &e : o.value("endpoints").toArray())
+            m.endpoints.append(e.toString());
+        const QJsonObject p = o.value("pricing").toObject();
+        m.price = {price(p, "input", m.id), price(p, "output", m.id), price(p, "cache_read", m.id),
+                   price(p, "cache_write", m.id)};
+        if (c.m_index.contains(m.id))
+            throw std::runtime_error("model " + m.id.toStdString() + " is listed twice");
+        c.m_index.insert(m.id, c.m_models.size());
+        c.m_models.append(m);
+    }
+    c.m_auto = root.value("auto").toString();
+    if (!c.m_auto.isEmpty() && !c.m_index.contains(c.m_auto))
+        throw std::runtime_error("'auto' names a model that is not in the catalog");
+    return c;
+}
+
+ModelCatalog ModelCatalog::builtin()
+{
+    QFile f(QStringLiteral(":/switchyard/catalog.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        throw std::runtime_error("the built-in model catalog is missing");
+    return fromJson(f.readAll());
+}
+
+std::optional<ModelEntry> ModelCatalog::find(const QString &id) const
+{
+    const auto it = m_index.constFind(id);
+    if (it == m_index.constEnd())
+        return std::nullopt;
+    return m_models.at(*it);
+}
+
+QJsonArray ModelCatalog::toJson() const
+{
+    QJsonArray data;
+    auto priceJson = [](const ModelPrice &p) {
+        return QJsonObject{{"input", Money::formatCredits(p.input)},
+                           {"output", Money::formatCredits(p.output)},
+                           {"cache_read", Money::formatCredits(p.cacheRead)},
+                           {"cache_write", Money::formatCredits(p.cacheWrite)},
+                           {"unit", "credits per 1M tokens"}};
+    };
+    for (const ModelEntry &m : m_models)
+        data.append(QJsonObject{{"id", m.id},
+                                {"object", "model"},
+                                {"created", 0},
+                                {"owned_by", m.ownedBy},
+                                {"endpoints", QJsonArray::fromStringList(m.endpoints)},
+                                {"pricing", priceJson(m.price)}});
+    if (const auto target = find(m_auto))
+        data.append(QJsonObject{{"id", "auto"},
+                                {"object", "model"},
+                                {"created", 0},
+                                {"owned_by", "switchyard"},
+                                {"resolves_to", m_auto},
+                                {"endpoints", QJsonArray{"chat.completions"}},
+                                {"pricing", priceJson(target->price)}});
+    return data;
+}

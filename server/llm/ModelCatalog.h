@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonArray>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+struct ModelPrice
+{
+    qint64 input = 0; // credit units per 1M tokens
+    qint64 output = 0;
+    qint64 cacheRead = 0;
+    qint64 cacheWrite = 0;
+};
+
+struct ModelEntry
+{
+    QString id;
+    QString ownedBy;
+    QString provider;
+    QString upstreamModel;
+    QStringList endpoints; // chat.completions, responses, messages
+    ModelPrice price;
+};
+
+// The model catalog: which model IDs exist, who serves them, on which endpoints, at what
+// price. Loaded from the default catalog in resources (or a file given in the config).
+class ModelCatalog
+{
+public:
+    // Throws std::runtime_error naming the problem.
+    static ModelCatalog fromJson(const QByteArray &json);
+    static ModelCatalog builtin();
+
+    const QList<ModelEntry> &models() const { return m_models; }
+    std::optional<ModelEntry> find(const QString &id) const;
+    QString autoModel() const { return m_auto; }
+    // The /v1/models listing (OpenAI list shape, with endpoints and prices added).
+    QJsonArray toJson() const;
+
+private:
+    QList<ModelEntry> m_models;
+    QHash<QString, qsizetype> m_index;
+    QString m_auto;
+};
