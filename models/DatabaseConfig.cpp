@@ -41,8 +41,11 @@ QString DatabaseConfig::describe() const
 QSqlDatabase DatabaseConfig::open(const QString &purpose) const
 {
     // One named connection per thread and purpose: Qt SQL connections are thread-bound.
-    const QString name = QStringLiteral("sy-%1-%2").arg(purpose).arg(
-        reinterpret_cast<quintptr>(QThread::currentThreadId()));
+    // The name also carries the target, so a thread can hold connections to two databases.
+    const QString name = QStringLiteral("sy-%1-%2-%3")
+                             .arg(purpose)
+                             .arg(reinterpret_cast<quintptr>(QThread::currentThreadId()))
+                             .arg(qHash(describe()), 0, 16);
     if (QSqlDatabase::contains(name)) {
         QSqlDatabase db = QSqlDatabase::database(name);
         if (db.isOpen())

@@ -452,8 +452,8 @@ UsagePage Store::usage(const UsageQuery &uq)
     q.addBindValue(uq.to.isValid() ? uq.to.toMSecsSinceEpoch() : kFarFutureMs);
     q.addBindValue(uq.keyId);
     q.addBindValue(uq.keyId);
-    q.addBindValue(uq.model);
-    q.addBindValue(uq.model);
+    q.addBindValue(text(uq.model));
+    q.addBindValue(text(uq.model));
     q.addBindValue(uq.limit + 1);
     exec(q);
     UsagePage page;

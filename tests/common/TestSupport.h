@@ -1,0 +1,45 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+
+#include <QStringList>
+#include <QTemporaryDir>
+#include <QTest>
+#include <memory>
+
+// Storage and pipeline suites run against both databases: SQLite in a temporary directory and
+// PostgreSQL in a fresh database on the server named by SWITCHYARD_TEST_PG_URL (tests/run-all.sh
+// starts one). Without that variable the PostgreSQL rows are skipped, unless
+// SWITCHYARD_REQUIRE_PG=1, in which case they fail.
+class TestDatabase
+{
+public:
+    explicit TestDatabase(const QString &backend);
+    ~TestDatabase();
+    bool ready() const { return m_ready; }
+    QString skipReason() const { return m_skip; }
+    const DatabaseConfig &config() const { return *m_config; }
+    QString url() const { return m_url; } // for child processes: --database URL or empty
+    QString dataDir() const { return m_dir.path(); }
+
+private:
+    QTemporaryDir m_dir;
+    std::optional<DatabaseConfig> m_config;
+    QString m_url;
+    QString m_adminUrl;
+    QString m_dbName;
+    QString m_skip;
+    bool m_ready = false;
+};
+
+// Adds a "backend" column with rows sqlite and postgres.
+void addBackendRows();
+
+#define SY_OPEN_DB(var)                                                                            \
+    QFETCH(QString, backend);                                                                      \
+    TestDatabase var(backend);                                                                     \
+    if (!var.ready()) {                                                                            \
+        if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))                   \
+            QFAIL(qPrintable(var.skipReason()));                                                   \
+        QSKIP(qPrintable(var.skipReason()));                                                       \
+    }

@@ -1,0 +1,197 @@
+#include "DatabaseService.h"
+#include "Migrations.h"
+#include "Secrets.h"
+#include "Store.h"
+#include "TestSupport.h"
+
+#include <QSqlQuery>
+#include <QTest>
+
+class TestStore : public QObject
+{
+    Q_OBJECT
+
+    static Store open(const TestDatabase &t)
+    {
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        Migrations::apply(db, t.config().kind());
+        return Store(db, t.config().kind());
+    }
+
+private slots:
+    void migrationsAreIdempotent_data() { addBackendRows(); }
+    void migrationsAreIdempotent()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM accounts WHERE name = 'default'")));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 1); // seeded once, not per start
+    }
+
+    void apiKeysAreStoredHashed_data() { addBackendRows(); }
+    void apiKeysAreStoredHashed()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        const qint64 account = s.defaultAccountId();
+        const CreatedSecret c = s.createApiKey(account, QStringLiteral("ci"), QStringLiteral("default"));
+        QVERIFY(Secrets::looksValid(c.secret, Secrets::kApiKeyPrefix));
+        QSqlQuery q(s.database());
+        QVERIFY(q.exec(QStringLiteral("SELECT secret_hash, prefix FROM api_keys")));
+        QVERIFY(q.next());
+        QVERIFY(q.value(0).toString() != c.secret);
+        QCOMPARE(q.value(0).toString().toLatin1(), Secrets::hash(c.secret));
+        QVERIFY(c.secret.startsWith(q.value(1).toString().chopped(3)));
+        QVERIFY(q.value(1).toString().size() < 16);
+
+        const auto found = s.findApiKeyByHash(Secrets::hash(c.secret));
+        QVERIFY(found);
+        QCOMPARE(found->id, c.id);
+        QCOMPARE(found->name, QStringLiteral("ci"));
+        QVERIFY(!found->isRevoked());
+        QVERIFY(!s.findApiKeyByHash(Secrets::hash(c.secret + QStringLiteral("x"))));
+
+        QVERIFY(s.revokeApiKey(account, c.id));
+        QVERIFY(!s.revokeApiKey(account, c.id)); // already revoked
+        QVERIFY(!s.revokeApiKey(account, c.id + 100));
+        QVERIFY(s.findApiKeyByHash(Secrets::hash(c.secret))->isRevoked());
+
+        const QDateTime used = QDateTime::currentDateTimeUtc();
+        s.touchApiKey(c.id, used);
+        s.touchApiKey(c.id, used.addSecs(-100)); // older: ignored
+        QCOMPARE(s.apiKey(account, c.id)->lastUsed.toMSecsSinceEpoch(), used.toMSecsSinceEpoch());
+    }
+
+    void controlTokens_data() { addBackendRows(); }
+    void controlTokens()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        const qint64 account = s.defaultAccountId();
+        const QDateTime expiry = QDateTime::currentDateTimeUtc().addDays(3);
+        const CreatedSecret c = s.createControlToken(
+            account, QStringLiteral("ops"), {QStringLiteral("credits:read"), QStringLiteral("usage:read")},
+            expiry);
+        QVERIFY(c.secret.startsWith(u"lpc_"));
+        const auto found = s.findControlTokenByHash(Secrets::hash(c.secret));
+        QVERIFY(found);
+        QCOMPARE(found->scopes, (QStringList{"credits:read", "usage:read"}));
+        QCOMPARE(found->expires.toMSecsSinceEpoch(), expiry.toMSecsSinceEpoch());
+        QVERIFY(!found->isExpired(QDateTime::currentDateTimeUtc()));
+        QVERIFY(found->isExpired(expiry.addSecs(1)));
+        QCOMPARE(s.listControlTokens(account).size(), 1);
+        QVERIFY(s.revokeControlToken(account, c.id));
+        QVERIFY(s.findControlTokenByHash(Secrets::hash(c.secret))->isRevoked());
+    }
+
+    void ledgerKeepsBalanceConsistent_data() { addBackendRows(); }
+    void ledgerKeepsBalanceConsistent()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        const qint64 a = s.defaultAccountId();
+        ChargeResult r;
+        s.transaction([&] { r = s.applyLedger(a, "grant", 1000, "seed", "", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::Committed);
+        QCOMPARE(r.entry.balanceAfter, qint64(1000));
+
+        s.transaction([&] { r = s.applyLedger(a, "charge", -300, "chat", "req_1", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::Committed);
+        QCOMPARE(r.entry.balanceAfter, qint64(700));
+
+        // The same request is never charged twice.
+        s.transaction([&] { r = s.applyLedger(a, "charge", -300, "chat", "req_1", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::Duplicate);
+        QCOMPARE(r.entry.amount, qint64(-300));
+        QCOMPARE(s.balance(a), qint64(700));
+
+        // A refund of that request is a different entry.
+        s.transaction([&] { r = s.applyLedger(a, "refund", 100, "partial", "req_1", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::Committed);
+
+        // A strict charge (floor 0) that would overdraw writes nothing.
+        s.transaction([&] { r = s.applyLedger(a, "charge", -5000, "big", "req_2", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::Insufficient);
+        QCOMPARE(s.balance(a), qint64(800));
+        // A settlement of delivered work may go below zero when its floor allows.
+        s.transaction([&] { r = s.applyLedger(a, "charge", -900, "late", "req_3", -1000); });
+        QCOMPARE(r.status, ChargeResult::Status::Committed);
+        QCOMPARE(s.balance(a), qint64(-100));
+
+        QCOMPARE(s.ledgerSum(a), s.balance(a));
+        const auto entries = s.ledger(a, 10);
+        QCOMPARE(entries.size(), 4);
+        QCOMPARE(entries.first().requestId, QStringLiteral("req_3")); // newest first
+        QCOMPARE(s.ledger(a, 10, entries[1].id).size(), 2);
+
+        s.transaction([&] { r = s.applyLedger(a + 999, "grant", 5, "x", "", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::UnknownAccount);
+    }
+
+    void usageQueries_data() { addBackendRows(); }
+    void usageQueries()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        const qint64 a = s.defaultAccountId();
+        const qint64 k1 = s.createApiKey(a, "one", "default").id;
+        const qint64 k2 = s.createApiKey(a, "two", "default").id;
+        const QDateTime base = QDateTime::fromSecsSinceEpoch(1'800'000'000, Qt::UTC);
+        for (int i = 0; i < 30; ++i) {
+            UsageRecord u;
+            u.accountId = a;
+            u.keyId = i % 3 == 0 ? k2 : k1;
+            u.time = base.addSecs(i * 3600);
+            u.endpoint = "/v1/chat/completions";
+            u.model = i % 2 ? "m-odd" : "m-even";
+            u.inputTokens = i;
+            u.cost = 10 * i;
+            u.status = 200;
+            u.requestId = QStringLiteral("req_%1").arg(i);
+            s.insertUsage(u);
+        }
+        UsageQuery q;
+        q.accountId = a;
+        q.limit = 7;
+        UsagePage p = s.usage(q);
+        QCOMPARE(p.records.size(), 7);
+        QVERIFY(p.hasMore);
+        QCOMPARE(p.records.first().requestId, QStringLiteral("req_29"));
+        // Paging through returns every record exactly once.
+        QSet<QString> seen;
+        for (;;) {
+            for (const auto &r : p.records)
+                seen.insert(r.requestId);
+            if (!p.hasMore)
+                break;
+            q.beforeId = p.records.last().id;
+            p = s.usage(q);
+        }
+        QCOMPARE(seen.size(), 30);
+
+        UsageQuery f;
+        f.accountId = a;
+        f.keyId = k2;
+        f.model = "m-even";
+        f.from = base.addSecs(6 * 3600);
+        f.to = base.addSecs(25 * 3600);
+        p = s.usage(f);
+        // key two: i % 3 == 0; even: i % 2 == 0; 6 <= i < 25 -> 6, 12, 18, 24
+        QCOMPARE(p.records.size(), 4);
+        QCOMPARE(p.records.last().inputTokens, qint64(6));
+        QCOMPARE(p.records.first().cost, qint64(240));
+
+        const auto buckets = s.usageBuckets(a, base, 24 * 3600 * 1000LL);
+        qint64 requests = 0;
+        for (const auto &b : buckets)
+            requests += b.requests;
+        QCOMPARE(requests, qint64(30));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStore)
+#include "tst_store.moc"
