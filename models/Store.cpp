@@ -339,8 +339,10 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
     }
     // The conditional update is atomic on both databases, so instances sharing one
     // PostgreSQL database cannot overdraw each other's view of the balance.
-    QSqlQuery &upd = prepared("UPDATE accounts SET balance = balance + ? WHERE id = ? AND "
-                              "(? >= 0 OR balance + ? >= ?) RETURNING balance");
+    QSqlQuery &upd = prepared(// Explicit casts: PostgreSQL would infer int4 for a bare "? >= 0".
+                              "UPDATE accounts SET balance = balance + CAST(? AS BIGINT) "
+                              "WHERE id = ? AND (CAST(? AS BIGINT) >= 0 OR "
+                              "balance + CAST(? AS BIGINT) >= CAST(? AS BIGINT)) RETURNING balance");
     upd.addBindValue(amount);
     upd.addBindValue(accountId);
     upd.addBindValue(amount);
@@ -382,7 +384,7 @@ QList<LedgerEntry> Store::ledger(qint64 accountId, int limit, qint64 beforeId)
 {
     QSqlQuery &q = prepared("SELECT id, account_id, kind, amount, balance_after, reason, "
                             "request_id, created_ms FROM ledger WHERE account_id = ? AND "
-                            "(? = 0 OR id < ?) ORDER BY id DESC LIMIT ?");
+                            "(CAST(? AS BIGINT) = 0 OR id < ?) ORDER BY id DESC LIMIT ?");
     q.addBindValue(accountId);
     q.addBindValue(beforeId);
     q.addBindValue(beforeId);
@@ -441,8 +443,9 @@ UsagePage Store::usage(const UsageQuery &uq)
 {
     static const QByteArray sql =
         QByteArray("SELECT ") + kUsageColumns +
-        " FROM usage_records WHERE account_id = ? AND (? = 0 OR id < ?) AND time_ms >= ? AND "
-        "time_ms < ? AND (? = 0 OR key_id = ?) AND (? = '' OR model = ?) ORDER BY id DESC "
+        " FROM usage_records WHERE account_id = ? AND (CAST(? AS BIGINT) = 0 OR id < ?) AND "
+        "time_ms >= ? AND time_ms < ? AND (CAST(? AS BIGINT) = 0 OR key_id = ?) AND "
+        "(CAST(? AS TEXT) = '' OR model = ?) ORDER BY id DESC "
         "LIMIT ?";
     QSqlQuery &q = prepared(sql.constData());
     q.addBindValue(uq.accountId);

@@ -12,6 +12,8 @@ namespace {
 QString presentedCredential(const HttpRequest &r)
 {
     const QByteArray auth = r.header("authorization");
+    if (auth.compare("bearer", Qt::CaseInsensitive) == 0)
+        return {}; // "Bearer" with nothing after it: no credential
     if (!auth.isEmpty()) {
         if (auth.size() > 7 && auth.left(7).compare("bearer ", Qt::CaseInsensitive) == 0)
             return QString::fromLatin1(auth.mid(7).trimmed());

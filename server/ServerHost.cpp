@@ -1,6 +1,7 @@
 #include "ServerHost.h"
 
 #include "DatabaseService.h"
+#include "Pipeline.h"
 #include "Server.h"
 
 #include <QEventLoop>
@@ -31,6 +32,8 @@ bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error
         [&] {
             try {
                 m_server = new Server(m_db, m_settings, m_anchor);
+                for (const auto &install : m_installers)
+                    install(m_server->pipeline());
                 connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,
                         Qt::DirectConnection);
                 ok = m_server->listen(address, port, &err);

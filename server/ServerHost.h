@@ -6,8 +6,11 @@
 #include <QObject>
 #include <QThread>
 #include <QUrl>
+#include <functional>
+#include <vector>
 
 class DatabaseService;
+class Pipeline;
 class Server;
 
 // Runs the HTTP server on a thread of its own, so that neither the window's GUI thread nor the
@@ -18,6 +21,10 @@ class ServerHost : public QObject
 public:
     ServerHost(DatabaseService &db, ServerSettings settings, QObject *parent = nullptr);
     ~ServerHost() override;
+
+    // Registers extra routes (a service family, or a test's) when the server is built on its
+    // thread. Call before start().
+    void addRoutes(std::function<void(Pipeline &)> installer) { m_installers.push_back(installer); }
 
     // Binds and starts serving; blocks until listening or failed. port 0 picks a free port.
     bool start(const QHostAddress &address, quint16 port, QString *error);
@@ -38,4 +45,5 @@ private:
     QObject *m_anchor = nullptr; // lives on the server thread; owns the server
     Server *m_server = nullptr;
     QUrl m_url;
+    std::vector<std::function<void(Pipeline &)>> m_installers;
 };

@@ -1,0 +1,57 @@
+#include "ServerFixture.h"
+
+#include "Pipeline.h"
+
+ServerFixture::ServerFixture(const QString &backend, ServerSettings settings,
+                             std::function<void(Pipeline &)> routes)
+    : m_db(backend)
+{
+    if (!m_db.ready())
+        return;
+    m_service = std::make_unique<DatabaseService>(m_db.config());
+    m_service->start();
+    m_host = std::make_unique<ServerHost>(*m_service, settings);
+    if (routes)
+        m_host->addRoutes(routes);
+    QString error;
+    if (!m_host->start(QHostAddress(QHostAddress::LocalHost), 0, &error))
+        qFatal("server did not start: %s", qPrintable(error));
+    m_ready = true;
+}
+
+ServerFixture::~ServerFixture()
+{
+    if (m_host)
+        m_host->stop();
+    if (m_service)
+        m_service->stop();
+}
+
+Store &ServerFixture::store()
+{
+    if (!m_store)
+        m_store.emplace(m_db.config().open(QStringLiteral("fixture")), m_db.config().kind());
+    return *m_store;
+}
+
+QByteArray ServerFixture::createKey(const QString &name, qint64 *id)
+{
+    const CreatedSecret c = store().createApiKey(store().defaultAccountId(), name, "default");
+    if (id)
+        *id = c.id;
+    return c.secret.toLatin1();
+}
+
+QByteArray ServerFixture::createToken(const QStringList &scopes, const QDateTime &expires, qint64 *id)
+{
+    const CreatedSecret c =
+        store().createControlToken(store().defaultAccountId(), "test", scopes, expires);
+    if (id)
+        *id = c.id;
+    return c.secret.toLatin1();
+}
+
+void ServerFixture::grant(qint64 units)
+{
+    store().transaction([&] { store().applyLedger(store().defaultAccountId(), "grant", units, "test", "", 0); });
+}

@@ -1,0 +1,399 @@
+#include "Pipeline.h"
+#include "ServerFixture.h"
+
+#include <QJsonArray>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+#include <atomic>
+
+namespace {
+
+std::atomic<int> g_handlerRuns{0};
+
+// A billed route family for the tests: reserves 1000 units, charges the "cost" it is sent,
+// answers after "delay_ms". It exercises pipeline steps 3 to 7 the way real families will.
+void installBilledRoute(Pipeline &p)
+{
+    RouteSpec r;
+    r.method = "POST";
+    r.pattern = QStringLiteral("/v1/test/bill");
+    r.family = QStringLiteral("test");
+    r.auth = AuthMode::ApiKey;
+    r.bucket = QStringLiteral("chat");
+    r.reservation = 1000;
+    r.handler = [](const ContextPtr &ctx) {
+        ++g_handlerRuns;
+        const auto body = ctx->jsonBody();
+        if (!body)
+            return;
+        ctx->usage().model = QStringLiteral("test-model");
+        ctx->usage().inputTokens = body->value("tokens").toInt();
+        ctx->usage().cost = body->value("cost").toInteger();
+        const int delay = body->value("delay_ms").toInt();
+        auto answer = [ctx] { ctx->respondJson(200, QJsonObject{{"ok", true}}); };
+        if (delay > 0)
+            QTimer::singleShot(delay, answer);
+        else
+            answer();
+    };
+    p.addRoute(r);
+}
+
+ServerSettings limitedSettings()
+{
+    ServerSettings s = ServerSettings::defaults();
+    s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("control"), 5);
+    s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("chat"), 1000);
+    return s;
+}
+
+} // namespace
+
+class TestPipeline : public QObject
+{
+    Q_OBJECT
+private slots:
+    void publicEndpoints_data() { addBackendRows(); }
+    void publicEndpoints()
+    {
+        SY_START_SERVER(f);
+        HttpClient c = f.client();
+        HttpReply r = c.get("/healthz");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("status").toString(), QStringLiteral("ok"));
+        QVERIFY(r.header("x-request-id").startsWith("req_"));
+
+        r = c.get("/v1/models");
+        QCOMPARE(r.status, 200);
+        QSet<QString> ids;
+        QString autoTarget;
+        for (const QJsonValue &v : r.json().value("data").toArray()) {
+            const QJsonObject m = v.toObject();
+            ids.insert(m.value("id").toString());
+            QVERIFY(!m.value("endpoints").toArray().isEmpty());
+            QVERIFY(m.value("pricing").toObject().contains("input"));
+            if (m.value("id") == "auto")
+                autoTarget = m.value("resolves_to").toString();
+        }
+        for (const char *id : {"auto", "vendorB-5-nano", "vendorB-5.4", "vendorB-5.4-mini",
+                               "vendorB-5.5", "vendorB-6-luna", "vendorB-6-sol", "vendorB-6-astra",
+                               "vendorA-fable-5", "vendorA-opus-4-8", "vendorA-opus-4-7",
+                               "vendorA-opus-4-6", "vendorA-sonnet-5", "vendorA-sonnet-4-6",
+                               "vendorA-haiku-4-5", "vendorC-v4-flash", "vendorC-v4-pro"})
+            QVERIFY2(ids.contains(QLatin1String(id)), id);
+        QCOMPARE(autoTarget, QStringLiteral("vendorB-6-luna"));
+
+        r = c.get("/metrics");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.header("content-type").startsWith("text/plain"));
+        QVERIFY(r.body.contains("switchyard_requests_total{family=\"models\",status=\"200\"} 1"));
+        QVERIFY(r.body.contains("switchyard_request_duration_seconds_bucket{family=\"public\""));
+
+        r = c.get("/v1/nothing-here");
+        QCOMPARE(r.status, 404);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("invalid_request_error"));
+        QVERIFY(r.header("x-request-id").startsWith("req_"));
+        r = c.request("DELETE", "/healthz");
+        QCOMPARE(r.status, 405);
+        QCOMPARE(r.header("allow"), QByteArray("GET"));
+        // Errors on the messages path use that protocol's envelope.
+        r = c.postJson("/v1/messages/unknown", "{}");
+        QCOMPARE(r.status, 404);
+        QCOMPARE(r.json().value("type").toString(), QStringLiteral("error"));
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("not_found_error"));
+    }
+
+    void apiKeyAuthentication_data() { addBackendRows(); }
+    void apiKeyAuthentication()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), installBilledRoute);
+        f.grant(1'000'000'000);
+        qint64 keyId = 0;
+        const QByteArray key = f.createKey("auth", &keyId);
+        const QByteArray token = f.createToken({"api_keys:write"});
+        HttpClient c = f.client();
+        const QByteArray body = R"({"cost": 1})";
+        using H = QList<QPair<QByteArray, QByteArray>>;
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}}, body).status, 200);
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"X-API-Key", key}}, body).status, 200);
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"x-api-key", key}}, body).status, 200);
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"authorization", "bearer " + key}}, body).status, 200);
+
+        struct Case { const char *name; H headers; const char *message; };
+        const QList<Case> refused = {
+            {"missing", {}, "Missing API key"},
+            {"empty bearer", {{"Authorization", "Bearer "}}, "Missing API key"},
+            {"other scheme", {{"Authorization", "Basic " + key}}, "Malformed API key"},
+            {"malformed", {{"Authorization", "Bearer sk-short"}}, "Malformed API key"},
+            {"unknown", {{"X-API-Key", "sk-" + QByteArray(43, 'A')}}, "Invalid API key"},
+            {"token on /v1", {{"Authorization", "Bearer " + token}}, "Control tokens (lpc_)"},
+            {"key with junk", {{"X-API-Key", key + "x"}}, "Invalid API key"},
+        };
+        for (const Case &k : refused) {
+            const HttpReply r = c.request("POST", "/v1/test/bill", k.headers, body);
+            QVERIFY2(r.status == 401, k.name);
+            QVERIFY2(r.errorMessage().contains(QLatin1String(k.message)),
+                     qPrintable(QString(k.name) + ": " + r.errorMessage()));
+            QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                     QStringLiteral("authentication_error"));
+        }
+        // Revoking through the control API takes effect at once.
+        HttpReply r = c.request("DELETE", "/api/v1/api-keys/" + QByteArray::number(keyId),
+                                {{"Authorization", "Bearer " + token}});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("status").toString(), QStringLiteral("revoked"));
+        r = c.request("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}}, body);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.errorMessage().contains("revoked"));
+        // Last use is recorded.
+        QTRY_VERIFY(f.store().apiKey(f.store().defaultAccountId(), keyId)->lastUsed.isValid());
+    }
+
+    void controlTokenAuthentication_data() { addBackendRows(); }
+    void controlTokenAuthentication()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        const QByteArray reader = f.createToken({"credits:read"});
+        qint64 revokedId = 0;
+        const QByteArray revoked = f.createToken({"credits:read"}, {}, &revokedId);
+        f.store().revokeControlToken(f.store().defaultAccountId(), revokedId);
+        const QByteArray expired =
+            f.createToken({"credits:read"}, QDateTime::currentDateTimeUtc().addSecs(-5));
+        HttpClient c = f.client();
+        QCOMPARE(c.get("/api/v1/credits/balance", reader).status, 200);
+
+        HttpReply r = c.get("/api/v1/credits/balance", key);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.errorMessage().contains("API keys (sk-) are not accepted"));
+        r = c.request("GET", "/api/v1/credits/balance", {{"X-API-Key", key}});
+        QCOMPARE(r.status, 401); // an API key in any header is not a control token
+        r = c.get("/api/v1/usage", reader);
+        QCOMPARE(r.status, 403);
+        QVERIFY(r.errorMessage().contains("usage:read"));
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("permission_error"));
+        r = c.get("/api/v1/credits/balance", revoked);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.errorMessage().contains("revoked"));
+        r = c.get("/api/v1/credits/balance", expired);
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.errorMessage().contains("expired"));
+        r = c.get("/api/v1/credits/balance");
+        QCOMPARE(r.status, 401);
+        r = c.get("/api/v1/credits/balance", "lpc_" + QByteArray(43, 'z'));
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.errorMessage().contains("Invalid control token"));
+    }
+
+    void rateLimits_data() { addBackendRows(); }
+    void rateLimits()
+    {
+        SY_START_SERVER(f, limitedSettings());
+        const QByteArray a = f.createToken({"credits:read"});
+        const QByteArray b = f.createToken({"credits:read"});
+        HttpClient c = f.client();
+        for (int i = 0; i < 5; ++i) {
+            const HttpReply r = c.get("/api/v1/credits/balance", a);
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.header("x-ratelimit-limit"), QByteArray("5"));
+            QCOMPARE(r.header("x-ratelimit-remaining").toInt(), 4 - i);
+            QVERIFY(r.header("x-ratelimit-reset").toLongLong() >= QDateTime::currentSecsSinceEpoch());
+        }
+        const HttpReply r = c.get("/api/v1/credits/balance", a);
+        QCOMPARE(r.status, 429);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("rate_limit_exceeded"));
+        const int retry = r.header("retry-after").toInt();
+        QVERIFY(retry >= 1 && retry <= 13); // one request refills in 12 s at 5 per minute
+        QCOMPARE(r.header("x-ratelimit-remaining"), QByteArray("0"));
+        // Another credential has its own bucket.
+        QCOMPARE(c.get("/api/v1/credits/balance", b).status, 200);
+    }
+
+    void creditsGateAndSettlement_data() { addBackendRows(); }
+    void creditsGateAndSettlement()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        qint64 keyId = 0;
+        const QByteArray key = f.createKey("billing", &keyId);
+        HttpClient c = f.client();
+        using H = QList<QPair<QByteArray, QByteArray>>;
+        const H auth{{"Authorization", "Bearer " + key}};
+        const int runsBefore = g_handlerRuns;
+        HttpReply r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 10})");
+        QCOMPARE(r.status, 402);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("insufficient_credits"));
+        QCOMPARE(g_handlerRuns.load(), runsBefore); // refused before any work
+
+        f.grant(1500);
+        r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 123, "tokens": 7})");
+        QCOMPARE(r.status, 200);
+        const QString requestId = QString::fromLatin1(r.header("x-request-id"));
+        // Settled before the answer: the ledger already has it.
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), qint64(1500 - 123));
+        const LedgerEntry e = f.store().ledger(f.store().defaultAccountId(), 1).first();
+        QCOMPARE(e.kind, QStringLiteral("charge"));
+        QCOMPARE(e.amount, qint64(-123));
+        QCOMPARE(e.requestId, requestId);
+        UsageQuery q;
+        q.accountId = f.store().defaultAccountId();
+        UsagePage page = f.store().usage(q);
+        // Every authenticated request has its record; the refused one cost nothing.
+        QCOMPARE(page.records.size(), 2);
+        QCOMPARE(page.records.last().status, 402);
+        QCOMPARE(page.records.last().cost, qint64(0));
+        QCOMPARE(page.records.first().requestId, requestId);
+        QCOMPARE(page.records.first().cost, qint64(123));
+        QCOMPARE(page.records.first().inputTokens, qint64(7));
+        QCOMPARE(page.records.first().keyId, keyId);
+        QCOMPARE(page.records.first().model, QStringLiteral("test-model"));
+
+        // Balance 1377 covers one 1000-unit reservation, not two at once.
+        HttpClient slow = f.client();
+        const QByteArray slowBody = R"({"cost": 1, "delay_ms": 400})";
+        slow.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
+                     "\r\nContent-Length: " + QByteArray::number(slowBody.size()) + "\r\n\r\n" +
+                     slowBody);
+        QThread::msleep(150);
+        r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})");
+        QCOMPARE(r.status, 402);
+        QVERIFY(r.errorMessage().contains("held by requests in progress"));
+        QCOMPARE(slow.readReply().status, 200);
+        QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status, 200);
+
+        // A failed request is not billed.
+        r = c.request("POST", "/v1/test/bill", auth, "{not json");
+        QCOMPARE(r.status, 400);
+        QVERIFY(r.errorMessage().contains("Malformed JSON"));
+        QCOMPARE(f.store().ledgerSum(f.store().defaultAccountId()),
+                 f.store().balance(f.store().defaultAccountId()));
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), qint64(1500 - 125));
+    }
+
+    void usageEndpoint_data() { addBackendRows(); }
+    void usageEndpoint()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), installBilledRoute);
+        f.grant(1'000'000);
+        qint64 k1 = 0, k2 = 0;
+        const QByteArray key1 = f.createKey("one", &k1);
+        const QByteArray key2 = f.createKey("two", &k2);
+        HttpClient c = f.client();
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(c.request("POST", "/v1/test/bill",
+                               {{"X-API-Key", i % 2 ? key2 : key1}}, R"({"cost": 2})").status, 200);
+        UsageQuery all;
+        all.accountId = f.store().defaultAccountId();
+        QTRY_COMPARE(f.store().usage(all).records.size(), 6);
+        const QByteArray token = f.createToken({"usage:read"});
+        HttpReply r = c.get("/api/v1/usage?limit=4", token);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("data").toArray().size(), 4);
+        QVERIFY(r.json().value("has_more").toBool());
+        const QByteArray cursor = r.json().value("next_cursor").toString().toLatin1();
+        r = c.get("/api/v1/usage?limit=4&cursor=" + cursor, token);
+        QCOMPARE(r.json().value("data").toArray().size(), 2);
+        QVERIFY(!r.json().value("has_more").toBool());
+
+        r = c.get("/api/v1/usage?key=" + QByteArray::number(k2), token);
+        QCOMPARE(r.json().value("data").toArray().size(), 3);
+        const QJsonObject rec = r.json().value("data").toArray().first().toObject();
+        QCOMPARE(rec.value("api_key_id").toString(), QString::number(k2));
+        QCOMPARE(rec.value("cost").toString(), QStringLiteral("0.000000002"));
+        QCOMPARE(rec.value("model").toString(), QStringLiteral("test-model"));
+        QCOMPARE(c.get("/api/v1/usage?model=test-model", token).json().value("data").toArray().size(), 6);
+        QCOMPARE(c.get("/api/v1/usage?model=other", token).json().value("data").toArray().size(), 0);
+        QCOMPARE(c.get("/api/v1/usage?from=2000-01-01T00:00:00Z&to=2001-01-01T00:00:00Z", token)
+                     .json().value("data").toArray().size(), 0);
+        const QByteArray now = QByteArray::number(QDateTime::currentSecsSinceEpoch() - 60);
+        QCOMPARE(c.get("/api/v1/usage?from=" + now, token).json().value("data").toArray().size(), 6);
+
+        for (const char *bad : {"limit=0", "limit=abc", "limit=5000", "from=yesterday",
+                                "key=-1", "cursor=x"}) {
+            r = c.get(QByteArray("/api/v1/usage?") + bad, token);
+            QVERIFY2(r.status == 400, bad);
+            const QString param = QString::fromLatin1(bad).section(u'=', 0, 0);
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(), param);
+        }
+    }
+
+    void apiKeysEndpoint_data() { addBackendRows(); }
+    void apiKeysEndpoint()
+    {
+        SY_START_SERVER(f);
+        const QByteArray writer = f.createToken({"api_keys:read", "api_keys:write"});
+        const QByteArray readerOnly = f.createToken({"api_keys:read"});
+        HttpClient c = f.client();
+        HttpReply r = c.postJson("/api/v1/api-keys", R"({"name": "ci"})", writer);
+        QCOMPARE(r.status, 201);
+        const QString secret = r.json().value("key").toString();
+        QVERIFY(secret.startsWith(u"sk-"));
+        const QString id = r.json().value("id").toString();
+        r = c.get("/api/v1/api-keys", readerOnly);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.body.contains(secret.toLatin1())); // never shown again
+        QCOMPARE(r.json().value("data").toArray().size(), 1);
+        QCOMPARE(r.json().value("data").toArray().first().toObject().value("prefix").toString(),
+                 secret.left(9) + QStringLiteral("..."));
+        QCOMPARE(c.postJson("/api/v1/api-keys", R"({"name": "x"})", readerOnly).status, 403);
+        // The new key works on /v1 at once.
+        QCOMPARE(c.request("GET", "/v1/models", {{"Authorization", "Bearer " + secret.toLatin1()}}).status, 200);
+
+        struct Bad { const char *body; const char *needle; int status; };
+        for (const Bad &b : {Bad{"", "empty", 400}, Bad{"{", "Malformed JSON", 400},
+                             Bad{"[1]", "must be a JSON object", 400},
+                             Bad{R"({"name": 5})", "'name' is required", 400},
+                             Bad{R"({"name": "  "})", "'name' is required", 400},
+                             Bad{R"({"name": "a", "tier": "gold"})", "'tier'", 400}}) {
+            r = c.postJson("/api/v1/api-keys", b.body, writer);
+            QVERIFY2(r.status == b.status, b.body);
+            QVERIFY2(r.errorMessage().contains(QLatin1String(b.needle)), qPrintable(r.errorMessage()));
+        }
+        r = c.request("DELETE", "/api/v1/api-keys/" + id.toLatin1(), {{"Authorization", "Bearer " + writer}});
+        QCOMPARE(r.status, 200);
+        r = c.request("DELETE", "/api/v1/api-keys/999999", {{"Authorization", "Bearer " + writer}});
+        QCOMPARE(r.status, 404);
+        r = c.request("DELETE", "/api/v1/api-keys/abc", {{"Authorization", "Bearer " + writer}});
+        QCOMPARE(r.status, 404);
+    }
+
+    void balanceAndLedger_data() { addBackendRows(); }
+    void balanceAndLedger()
+    {
+        SY_START_SERVER(f);
+        f.grant(2'500'000'000);
+        const QByteArray token = f.createToken({"credits:read"});
+        HttpClient c = f.client();
+        HttpReply r = c.get("/api/v1/credits/balance", token);
+        QCOMPARE(r.json().value("balance").toString(), QStringLiteral("2.500000000"));
+        QCOMPARE(r.json().value("balance_units").toString(), QStringLiteral("2500000000"));
+        r = c.get("/api/v1/credits/ledger", token);
+        QCOMPARE(r.status, 200);
+        const QJsonObject e = r.json().value("data").toArray().first().toObject();
+        QCOMPARE(e.value("kind").toString(), QStringLiteral("grant"));
+        QCOMPARE(e.value("amount").toString(), QStringLiteral("2.500000000"));
+    }
+
+    void bodyLimit_data() { addBackendRows(); }
+    void bodyLimit()
+    {
+        SY_START_SERVER(f);
+        const QByteArray writer = f.createToken({"api_keys:write"});
+        HttpClient c = f.client();
+        const QByteArray big(1024 * 1024 + 1, 'x');
+        const HttpReply r = c.postJson("/api/v1/api-keys", big, writer);
+        QCOMPARE(r.status, 413);
+        QVERIFY(r.errorMessage().contains("larger than the limit of 1048576 bytes"));
+        QVERIFY(r.header("x-request-id").startsWith("req_"));
+        // The server is still fine for the next client.
+        QCOMPARE(f.client().get("/healthz").status, 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPipeline)
+#include "tst_pipeline.moc"
