@@ -6,13 +6,14 @@
 
 void AppOptions::addTo(QCommandLineParser &parser, bool withListen)
 {
-    parser.addOption({QStringLiteral("data-dir"),
-                      QStringLiteral("Directory for the SQLite database (default: %1).")
-                          .arg(defaultDataDir()),
-                      QStringLiteral("DIR")});
-    parser.addOption({QStringLiteral("database"),
-                      QStringLiteral("Use PostgreSQL instead of SQLite: postgresql://user:pass@host:port/db."),
-                      QStringLiteral("URL")});
+    parser.addOption(
+        {QStringLiteral("data-dir"),
+         QStringLiteral("Directory for the SQLite database (default: %1).").arg(defaultDataDir()),
+         QStringLiteral("DIR")});
+    parser.addOption(
+        {QStringLiteral("database"),
+         QStringLiteral("Use PostgreSQL instead of SQLite: postgresql://user:pass@host:port/db."),
+         QStringLiteral("URL")});
     if (withListen) {
         parser.addOption({QStringLiteral("listen"),
                           QStringLiteral("Address and port to serve on (default 127.0.0.1:8080; "

@@ -8,11 +8,11 @@
 #include "ServerHost.h"
 #include "Store.h"
 
+#include <csignal>
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <QTextStream>
-#include <csignal>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -121,8 +121,8 @@ int keys(const QStringList &args)
         if (p.parser.value(name).trimmed().isEmpty())
             throw UsageError("--name is required");
         DirectStore ds(p.options);
-        const CreatedSecret c =
-            ds.store->createApiKey(ds.account, p.parser.value(name).trimmed(), p.parser.value(tier));
+        const CreatedSecret c = ds.store->createApiKey(ds.account, p.parser.value(name).trimmed(),
+                                                       p.parser.value(tier));
         err() << "Created API key " << c.id << " (\"" << p.parser.value(name).trimmed()
               << "\"). It is shown only this once:\n";
         err().flush();
@@ -163,14 +163,15 @@ int tokens(const QStringList &args)
     rest[0] = QStringLiteral("tokens ") + action;
     Parsed p;
     if (action == u"create") {
-        const QCommandLineOption scopes(QStringLiteral("scopes"),
-                                        QStringLiteral("Comma-separated scopes: %1.")
-                                            .arg(Scopes::all().join(u", ")),
-                                        QStringLiteral("LIST"));
+        const QCommandLineOption scopes(
+            QStringLiteral("scopes"),
+            QStringLiteral("Comma-separated scopes: %1.").arg(Scopes::all().join(u", ")),
+            QStringLiteral("LIST"));
         const QCommandLineOption expires(QStringLiteral("expires"),
                                          QStringLiteral("Expire after this many days."),
                                          QStringLiteral("DAYS"));
-        const QCommandLineOption name(QStringLiteral("name"), QStringLiteral("A name for the token."),
+        const QCommandLineOption name(QStringLiteral("name"),
+                                      QStringLiteral("A name for the token."),
                                       QStringLiteral("NAME"), QStringLiteral("token"));
         if (!parse(p, rest, QStringLiteral("Create a control token; printed once."), false,
                    {scopes, expires, name}))
@@ -213,7 +214,10 @@ int tokens(const QStringList &args)
         for (const ControlTokenRecord &t : ds.store->listControlTokens(ds.account))
             out() << t.id << '\t' << t.name << '\t' << t.prefix << '\t' << t.scopes.join(u',')
                   << '\t' << when(t.created) << '\t' << when(t.expires) << '\t'
-                  << (t.isRevoked() ? "revoked" : t.isExpired(now) ? "expired" : "active") << '\n';
+                  << (t.isRevoked()      ? "revoked"
+                      : t.isExpired(now) ? "expired"
+                                         : "active")
+                  << '\n';
         return 0;
     }
     if (action == u"revoke") {
@@ -242,7 +246,8 @@ int credits(const QStringList &args)
         const QCommandLineOption amount(QStringLiteral("amount"),
                                         QStringLiteral("Credits to add, up to 9 decimals."),
                                         QStringLiteral("X"));
-        const QCommandLineOption note(QStringLiteral("note"), QStringLiteral("Reason recorded in the ledger."),
+        const QCommandLineOption note(QStringLiteral("note"),
+                                      QStringLiteral("Reason recorded in the ledger."),
                                       QStringLiteral("TEXT"), QStringLiteral("grant"));
         if (!parse(p, rest, QStringLiteral("Add credits to the balance."), false, {amount, note}))
             return 0;
@@ -316,8 +321,7 @@ int serve(const QStringList &args)
     sigaction(SIGTERM, &sa, nullptr);
 
     const QString url = host.url().toString();
-    err() << "Switchyard is listening on " << url << " (data: " << db.config().describe()
-          << ")\n";
+    err() << "Switchyard is listening on " << url << " (data: " << db.config().describe() << ")\n";
     const bool fresh = DirectStore(p.options).store->listApiKeys(db.defaultAccountId()).isEmpty();
     if (fresh) {
         const QString where = p.options.databaseUrl.isEmpty()

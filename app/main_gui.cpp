@@ -15,7 +15,8 @@ int main(int argc, char *argv[])
     QApplication::setApplicationVersion(QStringLiteral(SWITCHYARD_VERSION));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Switchyard operator console with the API server."));
+    parser.setApplicationDescription(
+        QStringLiteral("Switchyard operator console with the API server."));
     parser.addHelpOption();
     parser.addVersionOption();
     AppOptions::addTo(parser, true);

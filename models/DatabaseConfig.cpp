@@ -35,7 +35,10 @@ QString DatabaseConfig::describe() const
 {
     if (m_kind == Kind::Sqlite)
         return QStringLiteral("sqlite:%1").arg(m_path);
-    return QStringLiteral("postgresql://%1@%2:%3/%4").arg(m_user, m_host).arg(m_port).arg(m_database);
+    return QStringLiteral("postgresql://%1@%2:%3/%4")
+        .arg(m_user, m_host)
+        .arg(m_port)
+        .arg(m_database);
 }
 
 QSqlDatabase DatabaseConfig::open(const QString &purpose) const
@@ -74,8 +77,8 @@ QSqlDatabase DatabaseConfig::open(const QString &purpose) const
     if (m_kind == Kind::Sqlite) {
         QSqlQuery q(db);
         // WAL lets readers run beside the single writer; FULL makes every commit durable.
-        for (const char *pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                                   "PRAGMA foreign_keys=ON"}) {
+        for (const char *pragma :
+             {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
             if (!q.exec(QString::fromLatin1(pragma)))
                 throw StoreError(q.lastError().text().toStdString());
         }

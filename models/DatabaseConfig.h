@@ -15,7 +15,11 @@ public:
 class DatabaseConfig
 {
 public:
-    enum class Kind { Sqlite, Postgres };
+    enum class Kind
+    {
+        Sqlite,
+        Postgres
+    };
 
     static DatabaseConfig sqlite(const QString &filePath);
     // Throws StoreError on a malformed URL.

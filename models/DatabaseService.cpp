@@ -28,8 +28,8 @@ void DatabaseService::start()
         db = QSqlDatabase();
         DatabaseConfig::close(name);
     }
-    m_writer = std::make_unique<DbWorker>(m_config, DbWorker::Mode::Writer,
-                                          QStringLiteral("writer"));
+    m_writer =
+        std::make_unique<DbWorker>(m_config, DbWorker::Mode::Writer, QStringLiteral("writer"));
     m_writer->start();
     for (int i = 0; i < m_readerCount; ++i) {
         m_readers.push_back(std::make_unique<DbWorker>(m_config, DbWorker::Mode::Reader,
@@ -82,8 +82,8 @@ void DatabaseService::settle(QObject *context, UsageRecord record,
         [record](Store &s) mutable {
             Settled out;
             if (record.cost > 0) {
-                out.charge = s.applyLedger(record.accountId, QStringLiteral("charge"),
-                                           -record.cost, record.endpoint, record.requestId,
+                out.charge = s.applyLedger(record.accountId, QStringLiteral("charge"), -record.cost,
+                                           record.endpoint, record.requestId,
                                            std::numeric_limits<qint64>::min() / 2);
                 if (out.charge.status == ChargeResult::Status::Duplicate) {
                     out.usage = record; // settled before: do not record usage twice
@@ -115,13 +115,23 @@ void DatabaseService::recordUsage(UsageRecord record)
 void DatabaseService::touchApiKey(qint64 id)
 {
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    write<bool>(nullptr, [=](Store &s) { s.touchApiKey(id, now); return true; },
-                [](const DbResult<bool> &) {});
+    write<bool>(
+        nullptr,
+        [=](Store &s) {
+            s.touchApiKey(id, now);
+            return true;
+        },
+        [](const DbResult<bool> &) {});
 }
 
 void DatabaseService::touchControlToken(qint64 id)
 {
     const QDateTime now = QDateTime::currentDateTimeUtc();
-    write<bool>(nullptr, [=](Store &s) { s.touchControlToken(id, now); return true; },
-                [](const DbResult<bool> &) {});
+    write<bool>(
+        nullptr,
+        [=](Store &s) {
+            s.touchControlToken(id, now);
+            return true;
+        },
+        [](const DbResult<bool> &) {});
 }

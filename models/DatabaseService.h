@@ -5,14 +5,13 @@
 #include "Records.h"
 #include "Store.h"
 
-#include <QObject>
-#include <QPointer>
 #include <atomic>
 #include <memory>
+#include <QObject>
+#include <QPointer>
 #include <vector>
 
-template <class R>
-struct DbResult
+template <class R> struct DbResult
 {
     R value{};
     QString error; // empty on success
@@ -42,15 +41,13 @@ public:
     qint64 defaultAccountId() const { return m_defaultAccount; }
     quint64 writerBatches() const { return m_writer ? m_writer->batches() : 0; }
 
-    template <class R, class Fn, class Done>
-    void read(QObject *context, Fn fn, Done done)
+    template <class R, class Fn, class Done> void read(QObject *context, Fn fn, Done done)
     {
         auto &worker = *m_readers[m_nextReader++ % m_readers.size()];
         dispatch<R>(worker, context, std::move(fn), std::move(done));
     }
 
-    template <class R, class Fn, class Done>
-    void write(QObject *context, Fn fn, Done done)
+    template <class R, class Fn, class Done> void write(QObject *context, Fn fn, Done done)
     {
         dispatch<R>(*m_writer, context, std::move(fn), std::move(done));
     }
@@ -84,19 +81,19 @@ private:
         auto result = std::make_shared<DbResult<R>>();
         QPointer<QObject> guard(context);
         const bool hasContext = context != nullptr;
-        worker.post([fn = std::move(fn), result](Store &store) mutable { result->value = fn(store); },
-                    [result, guard, hasContext, done = std::move(done)](const QString &error) {
-                        result->error = error;
-                        if (!hasContext) {
-                            done(*result);
-                            return;
-                        }
-                        if (!guard)
-                            return;
-                        QMetaObject::invokeMethod(
-                            guard.data(), [result, done]() { done(*result); },
-                            Qt::QueuedConnection);
-                    });
+        worker.post(
+            [fn = std::move(fn), result](Store &store) mutable { result->value = fn(store); },
+            [result, guard, hasContext, done = std::move(done)](const QString &error) {
+                result->error = error;
+                if (!hasContext) {
+                    done(*result);
+                    return;
+                }
+                if (!guard)
+                    return;
+                QMetaObject::invokeMethod(
+                    guard.data(), [result, done]() { done(*result); }, Qt::QueuedConnection);
+            });
     }
 
     DatabaseConfig m_config;

@@ -37,11 +37,12 @@ void DbWorker::flush()
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
-    post([](Store &) {}, [&](const QString &) {
-        std::lock_guard lock(m);
-        done = true;
-        cv.notify_one();
-    });
+    post([](Store &) {},
+         [&](const QString &) {
+             std::lock_guard lock(m);
+             done = true;
+             cv.notify_one();
+         });
     std::unique_lock lock(m);
     cv.wait(lock, [&] { return done; });
 }

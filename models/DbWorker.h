@@ -2,11 +2,11 @@
 
 #include "DatabaseConfig.h"
 
-#include <QThread>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <QThread>
 
 class Store;
 
@@ -17,7 +17,11 @@ class Store;
 class DbWorker : public QThread
 {
 public:
-    enum class Mode { Reader, Writer };
+    enum class Mode
+    {
+        Reader,
+        Writer
+    };
     using Job = std::function<void(Store &)>;
     // Called on the worker thread once the job's outcome is final; error is empty on success.
     using Completion = std::function<void(const QString &error)>;

@@ -1,8 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <QString>
 #include <QStringView>
-#include <optional>
 
 // Credits are exact integers: 1 credit = 10^9 units ("nano-credits"). Prices are kept per
 // 1M tokens (or per 1,000 characters, per minute) in units; a cost is rounded up to the next

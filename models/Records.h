@@ -39,7 +39,7 @@ struct LedgerEntry
 {
     qint64 id = 0;
     qint64 accountId = 0;
-    QString kind; // grant, charge, refund
+    QString kind;      // grant, charge, refund
     qint64 amount = 0; // signed units: grants and refunds positive, charges negative
     qint64 balanceAfter = 0;
     QString reason;

@@ -10,9 +10,8 @@ QString generate(QLatin1StringView prefix)
     quint32 words[8];
     QRandomGenerator::system()->fillRange(words);
     const QByteArray raw(reinterpret_cast<const char *>(words), sizeof(words));
-    return prefix +
-           QString::fromLatin1(
-               raw.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+    return prefix + QString::fromLatin1(raw.toBase64(QByteArray::Base64UrlEncoding |
+                                                     QByteArray::OmitTrailingEquals));
 }
 
 QByteArray hash(QStringView secret)

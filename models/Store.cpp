@@ -189,8 +189,8 @@ QList<ApiKeyRecord> Store::listApiKeys(qint64 accountId)
 
 std::optional<ApiKeyRecord> Store::apiKey(qint64 accountId, qint64 id)
 {
-    static const QByteArray sql = QByteArray("SELECT ") + kKeyColumns +
-                                  " FROM api_keys WHERE account_id = ? AND id = ?";
+    static const QByteArray sql =
+        QByteArray("SELECT ") + kKeyColumns + " FROM api_keys WHERE account_id = ? AND id = ?";
     QSqlQuery &q = prepared(sql.constData());
     q.addBindValue(accountId);
     q.addBindValue(id);
@@ -204,8 +204,8 @@ std::optional<ApiKeyRecord> Store::apiKey(qint64 accountId, qint64 id)
 
 std::optional<ApiKeyRecord> Store::findApiKeyByHash(const QByteArray &hash)
 {
-    static const QByteArray sql = QByteArray("SELECT ") + kKeyColumns +
-                                  ", secret_hash FROM api_keys WHERE secret_hash = ?";
+    static const QByteArray sql =
+        QByteArray("SELECT ") + kKeyColumns + ", secret_hash FROM api_keys WHERE secret_hash = ?";
     QSqlQuery &q = prepared(sql.constData());
     q.addBindValue(QString::fromLatin1(hash));
     exec(q);
@@ -339,10 +339,10 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
     }
     // The conditional update is atomic on both databases, so instances sharing one
     // PostgreSQL database cannot overdraw each other's view of the balance.
-    QSqlQuery &upd = prepared(// Explicit casts: PostgreSQL would infer int4 for a bare "? >= 0".
-                              "UPDATE accounts SET balance = balance + CAST(? AS BIGINT) "
-                              "WHERE id = ? AND (CAST(? AS BIGINT) >= 0 OR "
-                              "balance + CAST(? AS BIGINT) >= CAST(? AS BIGINT)) RETURNING balance");
+    QSqlQuery &upd = prepared( // Explicit casts: PostgreSQL would infer int4 for a bare "? >= 0".
+        "UPDATE accounts SET balance = balance + CAST(? AS BIGINT) "
+        "WHERE id = ? AND (CAST(? AS BIGINT) >= 0 OR "
+        "balance + CAST(? AS BIGINT) >= CAST(? AS BIGINT)) RETURNING balance");
     upd.addBindValue(amount);
     upd.addBindValue(accountId);
     upd.addBindValue(amount);
@@ -374,8 +374,14 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
     ins.addBindValue(now);
     exec(ins);
     ins.next();
-    result.entry = LedgerEntry{ins.value(0).toLongLong(), accountId, kind, amount, after,
-                               reason, requestId, QDateTime::fromMSecsSinceEpoch(now, Qt::UTC)};
+    result.entry = LedgerEntry{ins.value(0).toLongLong(),
+                               accountId,
+                               kind,
+                               amount,
+                               after,
+                               reason,
+                               requestId,
+                               QDateTime::fromMSecsSinceEpoch(now, Qt::UTC)};
     ins.finish();
     return result;
 }

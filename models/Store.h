@@ -3,10 +3,10 @@
 #include "DatabaseConfig.h"
 #include "Records.h"
 
-#include <QHash>
-#include <QSqlQuery>
 #include <functional>
 #include <optional>
+#include <QHash>
+#include <QSqlQuery>
 
 struct UsageQuery
 {
@@ -34,7 +34,13 @@ struct UsageBucket
 
 struct ChargeResult
 {
-    enum class Status { Committed, Insufficient, Duplicate, UnknownAccount };
+    enum class Status
+    {
+        Committed,
+        Insufficient,
+        Duplicate,
+        UnknownAccount
+    };
     Status status = Status::Committed;
     LedgerEntry entry; // for Duplicate: the entry recorded earlier
 };

@@ -47,17 +47,23 @@ void Authenticator::lookup(const QString &secret, bool token, QObject *context, 
     };
     Q_UNUSED(context);
     if (token)
-        m_db.read<Record>(this, [hash](Store &s) -> Record {
-            if (auto t = s.findControlTokenByHash(hash))
-                return *t;
-            return std::monostate{};
-        }, std::move(store));
+        m_db.read<Record>(
+            this,
+            [hash](Store &s) -> Record {
+                if (auto t = s.findControlTokenByHash(hash))
+                    return *t;
+                return std::monostate{};
+            },
+            std::move(store));
     else
-        m_db.read<Record>(this, [hash](Store &s) -> Record {
-            if (auto k = s.findApiKeyByHash(hash))
-                return *k;
-            return std::monostate{};
-        }, std::move(store));
+        m_db.read<Record>(
+            this,
+            [hash](Store &s) -> Record {
+                if (auto k = s.findApiKeyByHash(hash))
+                    return *k;
+                return std::monostate{};
+            },
+            std::move(store));
 }
 
 void Authenticator::noteUse(const Record &record)

@@ -2,10 +2,10 @@
 
 #include "Records.h"
 
-#include <QHash>
-#include <QObject>
 #include <functional>
 #include <optional>
+#include <QHash>
+#include <QObject>
 #include <variant>
 
 class DatabaseService;

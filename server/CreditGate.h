@@ -1,8 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <QHash>
 #include <QObject>
-#include <functional>
 
 class DatabaseService;
 
@@ -15,7 +15,12 @@ class CreditGate : public QObject
 {
     Q_OBJECT
 public:
-    enum class Outcome { Admitted, Insufficient, Unavailable };
+    enum class Outcome
+    {
+        Admitted,
+        Insufficient,
+        Unavailable
+    };
     using Done = std::function<void(Outcome outcome, qint64 balance, qint64 reserved)>;
 
     explicit CreditGate(DatabaseService &db, QObject *parent = nullptr);

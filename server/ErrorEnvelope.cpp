@@ -21,18 +21,23 @@ QString defaultType(ErrorStyle style, int status)
                              : QStringLiteral("invalid_request_error");
     const bool messages = style == ErrorStyle::Messages;
     switch (status) {
-    case 401: return QStringLiteral("authentication_error");
-    case 402: return messages ? QStringLiteral("billing_error")
-                              : QStringLiteral("insufficient_credits");
-    case 403: return QStringLiteral("permission_error");
-    case 404: return messages ? QStringLiteral("not_found_error")
-                              : QStringLiteral("invalid_request_error");
-    case 413: return messages ? QStringLiteral("request_too_large")
-                              : QStringLiteral("invalid_request_error");
-    case 429: return messages ? QStringLiteral("rate_limit_error")
-                              : QStringLiteral("rate_limit_exceeded");
-    case 503: return messages ? QStringLiteral("overloaded_error")
-                              : QStringLiteral("api_error");
+    case 401:
+        return QStringLiteral("authentication_error");
+    case 402:
+        return messages ? QStringLiteral("billing_error") : QStringLiteral("insufficient_credits");
+    case 403:
+        return QStringLiteral("permission_error");
+    case 404:
+        return messages ? QStringLiteral("not_found_error")
+                        : QStringLiteral("invalid_request_error");
+    case 413:
+        return messages ? QStringLiteral("request_too_large")
+                        : QStringLiteral("invalid_request_error");
+    case 429:
+        return messages ? QStringLiteral("rate_limit_error")
+                        : QStringLiteral("rate_limit_exceeded");
+    case 503:
+        return messages ? QStringLiteral("overloaded_error") : QStringLiteral("api_error");
     default:
         if (status >= 500)
             return QStringLiteral("api_error");
@@ -48,7 +53,8 @@ QByteArray body(ErrorStyle style, int status, const QString &message, const QStr
     QJsonObject root;
     switch (style) {
     case ErrorStyle::Messages:
-        root = QJsonObject{{"type", "error"}, {"error", QJsonObject{{"type", t}, {"message", message}}}};
+        root = QJsonObject{{"type", "error"},
+                           {"error", QJsonObject{{"type", t}, {"message", message}}}};
         break;
     case ErrorStyle::Social:
         root = QJsonObject{{"error", error}};

@@ -5,7 +5,12 @@
 
 // The error body shapes of the contract: OpenAI-style for /v1 and /api/v1, the messages
 // protocol's own for /v1/messages, and the social-data shape of spec section 7.
-enum class ErrorStyle { OpenAI, Messages, Social };
+enum class ErrorStyle
+{
+    OpenAI,
+    Messages,
+    Social
+};
 
 namespace ErrorEnvelope {
 

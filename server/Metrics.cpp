@@ -27,20 +27,25 @@ QByteArray Metrics::render() const
     for (auto it = m_latency.cbegin(); it != m_latency.cend(); ++it) {
         const QString f = it.key();
         for (size_t i = 0; i < kBuckets.size(); ++i)
-            out += QStringLiteral("switchyard_request_duration_seconds_bucket{family=\"%1\",le=\"%2\"} %3\n")
+            out += QStringLiteral(
+                       "switchyard_request_duration_seconds_bucket{family=\"%1\",le=\"%2\"} %3\n")
                        .arg(f)
                        .arg(kBuckets[i])
                        .arg(it->counts[i])
                        .toUtf8();
-        out += QStringLiteral("switchyard_request_duration_seconds_bucket{family=\"%1\",le=\"+Inf\"} %2\n"
-                              "switchyard_request_duration_seconds_sum{family=\"%1\"} %3\n"
-                              "switchyard_request_duration_seconds_count{family=\"%1\"} %2\n")
+        out += QStringLiteral(
+                   "switchyard_request_duration_seconds_bucket{family=\"%1\",le=\"+Inf\"} %2\n"
+                   "switchyard_request_duration_seconds_sum{family=\"%1\"} %3\n"
+                   "switchyard_request_duration_seconds_count{family=\"%1\"} %2\n")
                    .arg(f)
                    .arg(it->count)
                    .arg(it->sum, 0, 'g', 12)
                    .toUtf8();
     }
     for (auto it = m_gauges.cbegin(); it != m_gauges.cend(); ++it)
-        out += QStringLiteral("# TYPE %1 gauge\n%1 %2\n").arg(it.key()).arg(it.value(), 0, 'g', 12).toUtf8();
+        out += QStringLiteral("# TYPE %1 gauge\n%1 %2\n")
+                   .arg(it.key())
+                   .arg(it.value(), 0, 'g', 12)
+                   .toUtf8();
     return out;
 }

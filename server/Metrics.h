@@ -1,9 +1,9 @@
 #pragma once
 
+#include <array>
 #include <QByteArray>
 #include <QMap>
 #include <QString>
-#include <array>
 
 // Prometheus counters kept on the server thread: requests by route family and status, and a
 // latency histogram by family.

@@ -79,11 +79,14 @@ void Pipeline::authenticate(const ContextPtr &ctx)
     const QString secret = presentedCredential(ctx->request());
     const bool wantToken = route.auth == AuthMode::ControlToken;
     if (secret.isEmpty()) {
-        ctx->respondError(401, wantToken
-            ? QStringLiteral("Missing control token. Send 'Authorization: Bearer lpc_...' with a "
-                             "token that has the '%1' scope.").arg(route.scope)
-            : QStringLiteral("Missing API key. Send 'Authorization: Bearer sk-...' or "
-                             "'X-API-Key: sk-...'."));
+        ctx->respondError(
+            401, wantToken
+                     ? QStringLiteral(
+                           "Missing control token. Send 'Authorization: Bearer lpc_...' with a "
+                           "token that has the '%1' scope.")
+                           .arg(route.scope)
+                     : QStringLiteral("Missing API key. Send 'Authorization: Bearer sk-...' or "
+                                      "'X-API-Key: sk-...'."));
         return;
     }
     if (wantToken && secret.startsWith(Secrets::kApiKeyPrefix)) {
@@ -148,22 +151,22 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
                                        .arg(token->expires.toString(Qt::ISODate)));
             return;
         }
-        id = Identity{AuthMode::ControlToken, token->accountId, 0, token->id,
+        id = Identity{AuthMode::ControlToken,    token->accountId, 0, token->id,
                       QStringLiteral("default"), token->scopes};
         if (!route.scope.isEmpty() && !token->scopes.contains(route.scope)) {
-            ctx->respondError(403, QStringLiteral("This control token lacks the '%1' scope "
-                                                  "needed for %2 %3.")
-                                       .arg(route.scope, QString::fromLatin1(route.method),
-                                            route.pattern));
+            ctx->respondError(
+                403, QStringLiteral("This control token lacks the '%1' scope "
+                                    "needed for %2 %3.")
+                         .arg(route.scope, QString::fromLatin1(route.method), route.pattern));
             return;
         }
     }
     m_auth.noteUse(record);
 
     // Step 3: rate limit per credential and bucket.
-    const QByteArray bucketKey = (id.keyId ? "k" + QByteArray::number(id.keyId)
-                                           : "t" + QByteArray::number(id.tokenId)) +
-                                 ':' + route.bucket.toUtf8();
+    const QByteArray bucketKey =
+        (id.keyId ? "k" + QByteArray::number(id.keyId) : "t" + QByteArray::number(id.tokenId)) +
+        ':' + route.bucket.toUtf8();
     const int limit = m_settings.tier(id.tier).limitFor(route.bucket);
     const RateLimiter::Decision d =
         m_rates.take(bucketKey, limit, QDateTime::currentMSecsSinceEpoch());
@@ -192,25 +195,26 @@ void Pipeline::admit(const ContextPtr &ctx)
         return;
     }
     const qint64 account = ctx->identity().accountId;
-    m_credits.admit(account, amount, this,
-                    [this, ctx, amount, account](CreditGate::Outcome o, qint64 balance, qint64 held) {
-                        if (o == CreditGate::Outcome::Unavailable) {
-                            ctx->respondError(503, QStringLiteral("The credit store is "
-                                                                  "unavailable; try again."));
-                            return;
-                        }
-                        if (o == CreditGate::Outcome::Insufficient) {
-                            ctx->respondError(402, QStringLiteral(
-                                "Insufficient credits: the balance is %1 with %2 held by "
-                                "requests in progress, and this request needs at least %3.")
-                                .arg(Money::formatCredits(balance), Money::formatCredits(held),
-                                     Money::formatCredits(amount)));
-                            return;
-                        }
-                        ctx->m_reserved = amount;
-                        Q_UNUSED(account);
-                        run(ctx);
-                    });
+    m_credits.admit(
+        account, amount, this,
+        [this, ctx, amount, account](CreditGate::Outcome o, qint64 balance, qint64 held) {
+            if (o == CreditGate::Outcome::Unavailable) {
+                ctx->respondError(503, QStringLiteral("The credit store is "
+                                                      "unavailable; try again."));
+                return;
+            }
+            if (o == CreditGate::Outcome::Insufficient) {
+                ctx->respondError(
+                    402, QStringLiteral("Insufficient credits: the balance is %1 with %2 held by "
+                                        "requests in progress, and this request needs at least %3.")
+                             .arg(Money::formatCredits(balance), Money::formatCredits(held),
+                                  Money::formatCredits(amount)));
+                return;
+            }
+            ctx->m_reserved = amount;
+            Q_UNUSED(account);
+            run(ctx);
+        });
 }
 
 void Pipeline::run(const ContextPtr &ctx)
@@ -219,7 +223,8 @@ void Pipeline::run(const ContextPtr &ctx)
         ctx->route()->handler(ctx);
     } catch (const std::exception &e) {
         qWarning("handler for %s failed: %s", qPrintable(ctx->route()->pattern), e.what());
-        ctx->respondError(500, QStringLiteral("Internal error; request id %1.").arg(ctx->requestId()));
+        ctx->respondError(500,
+                          QStringLiteral("Internal error; request id %1.").arg(ctx->requestId()));
     }
 }
 
@@ -251,8 +256,9 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
             if (!r.ok()) {
                 qWarning("settlement of %s failed: %s", qPrintable(ctx->requestId()),
                          qPrintable(r.error));
-                write(ctx, 503, {{"Content-Type", "application/json"},
-                                 {"X-Request-Id", ctx->requestId().toLatin1()}},
+                write(ctx, 503,
+                      {{"Content-Type", "application/json"},
+                       {"X-Request-Id", ctx->requestId().toLatin1()}},
                       ErrorEnvelope::body(ctx->errorStyle(), 503,
                                           QStringLiteral("Billing could not be recorded; the "
                                                          "request was not charged.")));
@@ -270,8 +276,7 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
     }
 }
 
-void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers,
-                     const QByteArray &body)
+void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body)
 {
     ctx->exchange()->respond(status, headers, body);
     const qint64 ms = ctx->elapsedMs();

@@ -2,12 +2,12 @@
 
 #include "Authenticator.h"
 #include "CreditGate.h"
+#include "http/HttpHandler.h"
 #include "Metrics.h"
 #include "RateLimiter.h"
 #include "RequestContext.h"
 #include "Router.h"
 #include "ServerSettings.h"
-#include "http/HttpHandler.h"
 
 #include <QObject>
 

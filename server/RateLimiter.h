@@ -16,7 +16,7 @@ public:
         int limit = 0;
         int remaining = 0;
         qint64 resetEpochSeconds = 0; // when the bucket will be full again
-        int retryAfterSeconds = 0;     // when refused: until one request is allowed
+        int retryAfterSeconds = 0;    // when refused: until one request is allowed
     };
 
     Decision take(const QByteArray &key, int perMinute, qint64 nowMs);

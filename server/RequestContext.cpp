@@ -14,7 +14,8 @@ QString newRequestId()
     quint32 words[3];
     QRandomGenerator::global()->fillRange(words);
     return QStringLiteral("req_") +
-           QString::fromLatin1(QByteArray(reinterpret_cast<const char *>(words), sizeof(words)).toHex());
+           QString::fromLatin1(
+               QByteArray(reinterpret_cast<const char *>(words), sizeof(words)).toHex());
 }
 
 } // namespace

@@ -1,14 +1,14 @@
 #pragma once
 
 #include "ErrorEnvelope.h"
+#include "http/HttpExchange.h"
 #include "Records.h"
 #include "Router.h"
-#include "http/HttpExchange.h"
 
+#include <optional>
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QJsonValue>
-#include <optional>
 
 class Pipeline;
 

@@ -1,29 +1,34 @@
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <QByteArray>
 #include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
-#include <functional>
-#include <memory>
 
 class RequestContext;
 using ContextPtr = std::shared_ptr<RequestContext>;
 
-enum class AuthMode { Public, ApiKey, ControlToken };
+enum class AuthMode
+{
+    Public,
+    ApiKey,
+    ControlToken
+};
 
 // One endpoint as a service family registers it: what it needs from the pipeline.
 struct RouteSpec
 {
     QByteArray method;
-    QString pattern;      // literal segments and {name} placeholders: /api/v1/api-keys/{id}
-    QString family;       // metrics and usage label: public, control, llm, address, ...
+    QString pattern; // literal segments and {name} placeholders: /api/v1/api-keys/{id}
+    QString family;  // metrics and usage label: public, control, llm, address, ...
     AuthMode auth = AuthMode::ApiKey;
-    QString scope;        // required control-token scope
+    QString scope;                              // required control-token scope
     QString bucket = QStringLiteral("default"); // rate-limit bucket
     qint64 reservation = 0; // credit units that must be available before the handler runs
-    bool upload = false;  // multipart body: the upload limit applies instead of the JSON one
+    bool upload = false;    // multipart body: the upload limit applies instead of the JSON one
     std::function<void(const ContextPtr &)> handler;
 };
 

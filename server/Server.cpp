@@ -1,9 +1,9 @@
 #include "Server.h"
 
-#include "DatabaseService.h"
-#include "Pipeline.h"
 #include "control/ControlRoutes.h"
+#include "DatabaseService.h"
 #include "http/HttpServer.h"
+#include "Pipeline.h"
 
 #include <QCoreApplication>
 #include <QJsonArray>

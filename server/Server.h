@@ -1,11 +1,11 @@
 #pragma once
 
-#include "ServerSettings.h"
 #include "llm/ModelCatalog.h"
+#include "ServerSettings.h"
 
+#include <memory>
 #include <QHostAddress>
 #include <QObject>
-#include <memory>
 
 class DatabaseService;
 class HttpServer;

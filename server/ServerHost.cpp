@@ -65,21 +65,28 @@ void ServerHost::stop()
     if (m_server) {
         // 1. Stop accepting and let in-flight responses finish (bounded by the drain timeout).
         QSemaphore drained;
-        QMetaObject::invokeMethod(m_anchor, [this, &drained] {
-            connect(m_server, &Server::drained, m_anchor, [&drained] { drained.release(); },
+        QMetaObject::invokeMethod(
+            m_anchor,
+            [this, &drained] {
+                connect(
+                    m_server, &Server::drained, m_anchor, [&drained] { drained.release(); },
                     Qt::SingleShotConnection);
-            m_server->shutdown();
-        }, Qt::QueuedConnection);
+                m_server->shutdown();
+            },
+            Qt::QueuedConnection);
         drained.tryAcquire(1, m_settings.drainTimeoutMs + 2000);
         // 2. Let database work the server started complete before its objects go away.
         m_db.flush();
     }
     // 3. Delete the server on its own thread, then end the thread.
-    QMetaObject::invokeMethod(m_anchor, [this] {
-        delete m_anchor;
-        m_anchor = nullptr;
-        m_server = nullptr;
-        m_thread.quit();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_anchor,
+        [this] {
+            delete m_anchor;
+            m_anchor = nullptr;
+            m_server = nullptr;
+            m_thread.quit();
+        },
+        Qt::QueuedConnection);
     m_thread.wait();
 }

@@ -2,11 +2,11 @@
 
 #include "ServerSettings.h"
 
+#include <functional>
 #include <QHostAddress>
 #include <QObject>
 #include <QThread>
 #include <QUrl>
-#include <functional>
 #include <vector>
 
 class DatabaseService;

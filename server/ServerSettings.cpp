@@ -9,10 +9,9 @@ ServerSettings ServerSettings::defaults()
 {
     ServerSettings s;
     // Chat completions and decisions (and its alias) share the "chat" bucket.
-    s.tiers.insert(QStringLiteral("default"),
-                   RateTier{{{QStringLiteral("default"), 600},
-                             {QStringLiteral("chat"), 60},
-                             {QStringLiteral("control"), 600}}});
+    s.tiers.insert(QStringLiteral("default"), RateTier{{{QStringLiteral("default"), 600},
+                                                        {QStringLiteral("chat"), 60},
+                                                        {QStringLiteral("control"), 600}}});
     return s;
 }
 
@@ -27,15 +26,16 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
     ServerSettings s = defaults();
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
-        throw std::runtime_error(("cannot read config file " + path + ": " + f.errorString())
-                                     .toStdString());
+        throw std::runtime_error(
+            ("cannot read config file " + path + ": " + f.errorString()).toStdString());
     QJsonParseError err;
     const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
     if (err.error != QJsonParseError::NoError || !doc.isObject())
-        throw std::runtime_error(QStringLiteral("config file %1 is not a JSON object (%2 at byte %3)")
-                                     .arg(path, err.errorString())
-                                     .arg(err.offset)
-                                     .toStdString());
+        throw std::runtime_error(
+            QStringLiteral("config file %1 is not a JSON object (%2 at byte %3)")
+                .arg(path, err.errorString())
+                .arg(err.offset)
+                .toStdString());
     const QJsonObject root = doc.object();
     const QJsonObject server = root.value("server").toObject();
     auto intField = [&](const char *name, auto &target) {

@@ -17,14 +17,14 @@ struct RateTier
 
 struct ServerSettings
 {
-    qint64 maxJsonBody = 1 * 1024 * 1024;     // 1 MiB JSON bodies
-    qint64 maxUploadBody = 25 * 1024 * 1024;  // 25 MB multipart uploads
+    qint64 maxJsonBody = 1 * 1024 * 1024;    // 1 MiB JSON bodies
+    qint64 maxUploadBody = 25 * 1024 * 1024; // 25 MB multipart uploads
     int maxHeaderBytes = 64 * 1024;
     int maxHeaderCount = 100;
     int maxConnections = 4096;
     int idleTimeoutMs = 60'000;
     int drainTimeoutMs = 10'000;
-    int authCacheMs = 2'000; // a revocation on another instance is seen within this time
+    int authCacheMs = 2'000;        // a revocation on another instance is seen within this time
     QHash<QString, RateTier> tiers; // "default" always present after load
 
     static ServerSettings defaults();

@@ -84,19 +84,20 @@ void storeUnavailable(const ContextPtr &ctx, const QString &error)
 void balance(Pipeline &p, const ContextPtr &ctx)
 {
     const qint64 account = ctx->identity().accountId;
-    p.database().read<qint64>(&p, [account](Store &s) { return s.balance(account); },
-                              [&p, ctx, account](const DbResult<qint64> &r) {
-        if (!r.ok())
-            return storeUnavailable(ctx, r.error);
-        const qint64 held = p.credits().reserved(account);
-        ctx->respondJson(200, QJsonObject{
-            {"object", "credit_balance"},
-            {"balance", Money::formatCredits(r.value)},
-            {"balance_units", QString::number(r.value)},
-            {"reserved", Money::formatCredits(held)},
-            {"available", Money::formatCredits(r.value - held)},
-            {"units_per_credit", QString::number(Money::kUnitsPerCredit)}});
-    });
+    p.database().read<qint64>(
+        &p, [account](Store &s) { return s.balance(account); },
+        [&p, ctx, account](const DbResult<qint64> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            const qint64 held = p.credits().reserved(account);
+            ctx->respondJson(
+                200, QJsonObject{{"object", "credit_balance"},
+                                 {"balance", Money::formatCredits(r.value)},
+                                 {"balance_units", QString::number(r.value)},
+                                 {"reserved", Money::formatCredits(held)},
+                                 {"available", Money::formatCredits(r.value - held)},
+                                 {"units_per_credit", QString::number(Money::kUnitsPerCredit)}});
+        });
 }
 
 void ledger(Pipeline &p, const ContextPtr &ctx)
@@ -107,8 +108,10 @@ void ledger(Pipeline &p, const ContextPtr &ctx)
         bool ok = false;
         limit = q.queryItemValue("limit").toInt(&ok);
         if (!ok || limit < 1 || limit > 1000)
-            return ctx->respondError(400, QStringLiteral("'limit' must be an integer from 1 to "
-                                                         "1000."), {}, QStringLiteral("limit"));
+            return ctx->respondError(400,
+                                     QStringLiteral("'limit' must be an integer from 1 to "
+                                                    "1000."),
+                                     {}, QStringLiteral("limit"));
     }
     qint64 before = 0;
     if (q.hasQueryItem("cursor")) {
@@ -172,7 +175,8 @@ void usage(Pipeline &p, const ContextPtr &ctx)
         bool ok = false;
         uq.limit = q.queryItemValue("limit").toInt(&ok);
         if (!ok || uq.limit < 1 || uq.limit > 1000)
-            return bad(QStringLiteral("limit"), QStringLiteral("must be an integer from 1 to 1000."));
+            return bad(QStringLiteral("limit"),
+                       QStringLiteral("must be an integer from 1 to 1000."));
     }
     if (q.hasQueryItem("cursor")) {
         const auto id = parseId(q.queryItemValue("cursor"));
@@ -180,32 +184,34 @@ void usage(Pipeline &p, const ContextPtr &ctx)
             return bad(QStringLiteral("cursor"), QStringLiteral("is not a valid cursor."));
         uq.beforeId = *id;
     }
-    p.database().read<UsagePage>(&p, [uq](Store &s) { return s.usage(uq); },
-                                 [ctx](const DbResult<UsagePage> &r) {
-        if (!r.ok())
-            return storeUnavailable(ctx, r.error);
-        QJsonArray data;
-        for (const UsageRecord &u : r.value.records)
-            data.append(usageJson(u));
-        QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", r.value.hasMore}};
-        if (r.value.hasMore)
-            body.insert("next_cursor", QString::number(r.value.records.last().id));
-        ctx->respondJson(200, body);
-    });
+    p.database().read<UsagePage>(
+        &p, [uq](Store &s) { return s.usage(uq); },
+        [ctx](const DbResult<UsagePage> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            QJsonArray data;
+            for (const UsageRecord &u : r.value.records)
+                data.append(usageJson(u));
+            QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", r.value.hasMore}};
+            if (r.value.hasMore)
+                body.insert("next_cursor", QString::number(r.value.records.last().id));
+            ctx->respondJson(200, body);
+        });
 }
 
 void listKeys(Pipeline &p, const ContextPtr &ctx)
 {
     const qint64 account = ctx->identity().accountId;
-    p.database().read<QList<ApiKeyRecord>>(&p, [account](Store &s) { return s.listApiKeys(account); },
-                                           [ctx](const DbResult<QList<ApiKeyRecord>> &r) {
-        if (!r.ok())
-            return storeUnavailable(ctx, r.error);
-        QJsonArray data;
-        for (const ApiKeyRecord &k : r.value)
-            data.append(keyJson(k));
-        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
-    });
+    p.database().read<QList<ApiKeyRecord>>(
+        &p, [account](Store &s) { return s.listApiKeys(account); },
+        [ctx](const DbResult<QList<ApiKeyRecord>> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            QJsonArray data;
+            for (const ApiKeyRecord &k : r.value)
+                data.append(keyJson(k));
+            ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
+        });
 }
 
 void createKey(Pipeline &p, const ContextPtr &ctx)
@@ -216,15 +222,18 @@ void createKey(Pipeline &p, const ContextPtr &ctx)
     const QJsonValue nameValue = body->value("name");
     if (!nameValue.isString() || nameValue.toString().trimmed().isEmpty() ||
         nameValue.toString().size() > 200)
-        return ctx->respondError(400, QStringLiteral("'name' is required: a string of 1 to 200 "
-                                                     "characters."), {}, QStringLiteral("name"));
+        return ctx->respondError(400,
+                                 QStringLiteral("'name' is required: a string of 1 to 200 "
+                                                "characters."),
+                                 {}, QStringLiteral("name"));
     const QJsonValue tierValue = body->value("tier");
     QString tier = QStringLiteral("default");
     if (!tierValue.isUndefined()) {
         if (!tierValue.isString() || !p.settings().tiers.contains(tierValue.toString()))
-            return ctx->respondError(400, QStringLiteral("'tier' must name a configured rate-limit "
-                                                         "tier (%1).")
-                                              .arg(p.settings().tiers.keys().join(u", ")),
+            return ctx->respondError(400,
+                                     QStringLiteral("'tier' must name a configured rate-limit "
+                                                    "tier (%1).")
+                                         .arg(p.settings().tiers.keys().join(u", ")),
                                      {}, QStringLiteral("tier"));
         tier = tierValue.toString();
     }
@@ -236,43 +245,49 @@ void createKey(Pipeline &p, const ContextPtr &ctx)
         ApiKeyRecord record;
     };
     DatabaseService &db = p.database();
-    db.write<Created>(&p, [=](Store &s) {
-        Created c;
-        c.secret = s.createApiKey(account, name, tier);
-        c.record = *s.apiKey(account, c.secret.id);
-        return c;
-    }, [ctx, &db](const DbResult<Created> &r) {
-        if (!r.ok())
-            return storeUnavailable(ctx, r.error);
-        db.announceApiKeysChanged();
-        QJsonObject out = keyJson(r.value.record);
-        out.insert("key", r.value.secret.secret); // the only time the full value is shown
-        ctx->respondJson(201, out);
-    });
+    db.write<Created>(
+        &p,
+        [=](Store &s) {
+            Created c;
+            c.secret = s.createApiKey(account, name, tier);
+            c.record = *s.apiKey(account, c.secret.id);
+            return c;
+        },
+        [ctx, &db](const DbResult<Created> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            db.announceApiKeysChanged();
+            QJsonObject out = keyJson(r.value.record);
+            out.insert("key", r.value.secret.secret); // the only time the full value is shown
+            ctx->respondJson(201, out);
+        });
 }
 
 void revokeKey(Pipeline &p, const ContextPtr &ctx)
 {
     const auto id = parseId(ctx->param(QStringLiteral("id")));
     if (!id)
-        return ctx->respondError(404, QStringLiteral("No API key with id '%1'.")
-                                          .arg(ctx->param(QStringLiteral("id"))));
+        return ctx->respondError(
+            404, QStringLiteral("No API key with id '%1'.").arg(ctx->param(QStringLiteral("id"))));
     const qint64 account = ctx->identity().accountId;
     DatabaseService &db = p.database();
-    db.write<std::optional<ApiKeyRecord>>(&p, [=](Store &s) -> std::optional<ApiKeyRecord> {
-        auto existing = s.apiKey(account, *id);
-        if (!existing)
-            return std::nullopt;
-        s.revokeApiKey(account, *id);
-        return s.apiKey(account, *id);
-    }, [ctx, &db, id](const DbResult<std::optional<ApiKeyRecord>> &r) {
-        if (!r.ok())
-            return storeUnavailable(ctx, r.error);
-        if (!r.value)
-            return ctx->respondError(404, QStringLiteral("No API key with id '%1'.").arg(*id));
-        db.announceApiKeysChanged();
-        ctx->respondJson(200, keyJson(*r.value));
-    });
+    db.write<std::optional<ApiKeyRecord>>(
+        &p,
+        [=](Store &s) -> std::optional<ApiKeyRecord> {
+            auto existing = s.apiKey(account, *id);
+            if (!existing)
+                return std::nullopt;
+            s.revokeApiKey(account, *id);
+            return s.apiKey(account, *id);
+        },
+        [ctx, &db, id](const DbResult<std::optional<ApiKeyRecord>> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            if (!r.value)
+                return ctx->respondError(404, QStringLiteral("No API key with id '%1'.").arg(*id));
+            db.announceApiKeysChanged();
+            ctx->respondJson(200, keyJson(*r.value));
+        });
 }
 
 } // namespace

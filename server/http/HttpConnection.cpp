@@ -13,8 +13,8 @@ bool isToken(const QByteArray &s)
     if (s.isEmpty())
         return false;
     for (char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        QByteArrayView("!#$%&'*+-.^_`|~").contains(c);
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || QByteArrayView("!#$%&'*+-.^_`|~").contains(c);
         if (!ok)
             return false;
     }
@@ -135,7 +135,8 @@ bool HttpConnection::parseHead(qsizetype headEnd)
         m_request.query.setQuery(QString::fromUtf8(m_request.target.mid(q + 1)));
 
     if (lines.size() - 1 > m_limits.maxHeaderCount) {
-        fail(431, QStringLiteral("Too many header fields (at most %1).").arg(m_limits.maxHeaderCount));
+        fail(431,
+             QStringLiteral("Too many header fields (at most %1).").arg(m_limits.maxHeaderCount));
         return false;
     }
     for (qsizetype i = 1; i < lines.size(); ++i) {

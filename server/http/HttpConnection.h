@@ -34,7 +34,15 @@ signals:
     void closed(HttpConnection *self);
 
 private:
-    enum class Phase { Head, Body, ChunkSize, ChunkData, ChunkTrailer, Waiting };
+    enum class Phase
+    {
+        Head,
+        Body,
+        ChunkSize,
+        ChunkData,
+        ChunkTrailer,
+        Waiting
+    };
     void onReadyRead();
     void parse();
     bool parseHead(qsizetype headEnd);

@@ -2,9 +2,9 @@
 
 #include "HttpRequest.h"
 
-#include <QPointer>
 #include <functional>
 #include <memory>
+#include <QPointer>
 
 class HttpConnection;
 
@@ -20,7 +20,7 @@ public:
     const HttpRequest &request() const { return m_request; }
     HttpRequest &request() { return m_request; }
 
-    bool isOpen() const;        // the client is still there
+    bool isOpen() const; // the client is still there
     bool isAnswered() const { return m_state != State::Pending; }
     bool isStreaming() const { return m_state == State::Streaming; }
 
@@ -41,7 +41,12 @@ public:
     static QByteArray reasonPhrase(int status);
 
 private:
-    enum class State { Pending, Streaming, Done };
+    enum class State
+    {
+        Pending,
+        Streaming,
+        Done
+    };
     QByteArray head(int status, const HttpHeaders &headers, bool chunked, qint64 length) const;
 
     HttpRequest m_request;

@@ -1,7 +1,6 @@
 #include "HttpServer.h"
 
-HttpServer::HttpServer(HttpHandler &handler, HttpLimits limits, int maxConnections,
-                       QObject *parent)
+HttpServer::HttpServer(HttpHandler &handler, HttpLimits limits, int maxConnections, QObject *parent)
     : QTcpServer(parent), m_handler(handler), m_limits(limits), m_maxConnections(maxConnections)
 {
 }

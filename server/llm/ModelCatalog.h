@@ -1,10 +1,10 @@
 #pragma once
 
+#include <optional>
 #include <QHash>
 #include <QJsonArray>
 #include <QString>
 #include <QStringList>
-#include <optional>
 
 struct ModelPrice
 {

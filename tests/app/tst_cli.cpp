@@ -1,10 +1,10 @@
 #include "HttpClient.h"
 #include "TestSupport.h"
 
+#include <csignal>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTest>
-#include <csignal>
 
 // The switchyard-server binary as scripts use it: admin commands and serve.
 class TestCli : public QObject
@@ -33,7 +33,8 @@ class TestCli : public QObject
         p.start(QStringLiteral(SERVER_BINARY), args);
         p.waitForFinished(30'000);
         return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-                QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+                QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
     }
 
 private slots:
@@ -47,9 +48,14 @@ private slots:
         r = runRaw({"frobnicate"});
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("unknown command 'frobnicate'"));
-        for (const QStringList &cmd : {QStringList{"serve"}, {"keys", "create"}, {"keys", "list"},
-                                       {"keys", "revoke"}, {"tokens", "create"}, {"tokens", "list"},
-                                       {"tokens", "revoke"}, {"credits", "grant"},
+        for (const QStringList &cmd : {QStringList{"serve"},
+                                       {"keys", "create"},
+                                       {"keys", "list"},
+                                       {"keys", "revoke"},
+                                       {"tokens", "create"},
+                                       {"tokens", "list"},
+                                       {"tokens", "revoke"},
+                                       {"credits", "grant"},
                                        {"credits", "balance"}}) {
             r = runRaw(cmd + QStringList{"--help"});
             QVERIFY2(r.code == 0, qPrintable(cmd.join(' ')));
@@ -97,7 +103,8 @@ private slots:
         QCOMPARE(r.code, 2);
         QVERIFY(r.err.contains("unknown scope 'nope:write'"));
         QCOMPARE(run(db, {"tokens", "create"}).code, 2);
-        QCOMPARE(run(db, {"tokens", "create", "--scopes", "credits:read", "--expires", "0"}).code, 2);
+        QCOMPARE(run(db, {"tokens", "create", "--scopes", "credits:read", "--expires", "0"}).code,
+                 2);
         r = run(db, {"tokens", "create", "--scopes", "credits:read,usage:read", "--expires", "30"});
         QCOMPARE(r.code, 0);
         const QString token = r.out.trimmed();
@@ -117,7 +124,8 @@ private slots:
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("balance 1.500000000"));
         QCOMPARE(run(db, {"credits", "grant", "--amount", "3000000000"}).code, 0);
-        QCOMPARE(run(db, {"credits", "balance"}).out.trimmed(), QStringLiteral("3000000001.500000000"));
+        QCOMPARE(run(db, {"credits", "balance"}).out.trimmed(),
+                 QStringLiteral("3000000001.500000000"));
     }
 
     void serveAndStop_data() { addBackendRows(); }
@@ -152,7 +160,8 @@ private slots:
         const quint16 port = quint16(m.captured(1).toUInt());
 
         // Credentials made by the admin command work on the running server.
-        const QString token = run(db, {"tokens", "create", "--scopes", "credits:read"}).out.trimmed();
+        const QString token =
+            run(db, {"tokens", "create", "--scopes", "credits:read"}).out.trimmed();
         QCOMPARE(run(db, {"credits", "grant", "--amount", "2"}).code, 0);
         HttpClient c(port);
         const HttpReply r = c.get("/api/v1/credits/balance", token.toLatin1());

@@ -30,7 +30,8 @@ public:
                       const QList<QPair<QByteArray, QByteArray>> &headers = {},
                       const QByteArray &body = {});
     HttpReply get(const QByteArray &target, const QByteArray &bearer = {});
-    HttpReply postJson(const QByteArray &target, const QByteArray &json, const QByteArray &bearer = {});
+    HttpReply postJson(const QByteArray &target, const QByteArray &json,
+                       const QByteArray &bearer = {});
 
     // Raw access for protocol tests.
     QTcpSocket &socket() { return m_socket; }

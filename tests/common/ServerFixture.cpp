@@ -42,7 +42,8 @@ QByteArray ServerFixture::createKey(const QString &name, qint64 *id)
     return c.secret.toLatin1();
 }
 
-QByteArray ServerFixture::createToken(const QStringList &scopes, const QDateTime &expires, qint64 *id)
+QByteArray ServerFixture::createToken(const QStringList &scopes, const QDateTime &expires,
+                                      qint64 *id)
 {
     const CreatedSecret c =
         store().createControlToken(store().defaultAccountId(), "test", scopes, expires);
@@ -53,5 +54,6 @@ QByteArray ServerFixture::createToken(const QStringList &scopes, const QDateTime
 
 void ServerFixture::grant(qint64 units)
 {
-    store().transaction([&] { store().applyLedger(store().defaultAccountId(), "grant", units, "test", "", 0); });
+    store().transaction(
+        [&] { store().applyLedger(store().defaultAccountId(), "grant", units, "test", "", 0); });
 }

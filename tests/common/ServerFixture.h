@@ -14,7 +14,8 @@ class Pipeline;
 class ServerFixture
 {
 public:
-    explicit ServerFixture(const QString &backend, ServerSettings settings = ServerSettings::defaults(),
+    explicit ServerFixture(const QString &backend,
+                           ServerSettings settings = ServerSettings::defaults(),
                            std::function<void(Pipeline &)> routes = {});
     ~ServerFixture();
     bool ready() const { return m_ready; }
@@ -28,7 +29,8 @@ public:
     // Direct store access on the test thread (own connection), for setup and checks.
     Store &store();
     QByteArray createKey(const QString &name = QStringLiteral("test"), qint64 *id = nullptr);
-    QByteArray createToken(const QStringList &scopes, const QDateTime &expires = {}, qint64 *id = nullptr);
+    QByteArray createToken(const QStringList &scopes, const QDateTime &expires = {},
+                           qint64 *id = nullptr);
     void grant(qint64 units);
 
 private:

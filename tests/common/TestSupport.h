@@ -2,10 +2,10 @@
 
 #include "DatabaseConfig.h"
 
+#include <memory>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTest>
-#include <memory>
 
 // Storage and pipeline suites run against both databases: SQLite in a temporary directory and
 // PostgreSQL in a fresh database on the server named by SWITCHYARD_TEST_PG_URL (tests/run-all.sh

@@ -3,10 +3,10 @@
 // it with SIGKILL mid-burst and checks the ledger.
 #include "DatabaseService.h"
 
-#include <QCoreApplication>
-#include <QThread>
 #include <cstdio>
 #include <mutex>
+#include <QCoreApplication>
+#include <QThread>
 #include <unistd.h>
 
 int main(int argc, char *argv[])

@@ -1,10 +1,10 @@
 #include "DatabaseService.h"
 #include "TestSupport.h"
 
-#include <QTest>
-#include <QThread>
 #include <atomic>
 #include <latch>
+#include <QTest>
+#include <QThread>
 
 // The charge path under concurrency: many threads posting charges through the single writer.
 class TestLedger : public QObject
@@ -45,7 +45,8 @@ private slots:
                                            ++failed;
                                        else if (r.value.status == ChargeResult::Status::Committed)
                                            ++committed;
-                                       else if (r.value.status == ChargeResult::Status::Insufficient)
+                                       else if (r.value.status ==
+                                                ChargeResult::Status::Insufficient)
                                            ++refused;
                                        finished.count_down();
                                    });
@@ -82,15 +83,15 @@ private slots:
         for (int copy = 0; copy < 3; ++copy) { // three threads post the same request ids
             threads.emplace_back(QThread::create([&] {
                 for (int i = 0; i < kIds; ++i)
-                    db.applyLedger(nullptr, db.defaultAccountId(), "charge", -7, "dup",
-                                   QStringLiteral("same-%1").arg(i), 0,
-                                   [&](const DbResult<ChargeResult> &r) {
-                                       if (r.ok() && r.value.status == ChargeResult::Status::Committed)
-                                           ++committed;
-                                       if (r.ok() && r.value.status == ChargeResult::Status::Duplicate)
-                                           ++duplicates;
-                                       finished.count_down();
-                                   });
+                    db.applyLedger(
+                        nullptr, db.defaultAccountId(), "charge", -7, "dup",
+                        QStringLiteral("same-%1").arg(i), 0, [&](const DbResult<ChargeResult> &r) {
+                            if (r.ok() && r.value.status == ChargeResult::Status::Committed)
+                                ++committed;
+                            if (r.ok() && r.value.status == ChargeResult::Status::Duplicate)
+                                ++duplicates;
+                            finished.count_down();
+                        });
             }));
             threads.back()->start();
         }

@@ -1,8 +1,8 @@
 #include "Money.h"
 #include "Secrets.h"
 
-#include <QTest>
 #include <limits>
+#include <QTest>
 
 class TestMoney : public QObject
 {
@@ -43,8 +43,9 @@ private slots:
     }
     void formatRoundTrips()
     {
-        for (qint64 v : {qint64(0), qint64(1), qint64(-1), qint64(1'500'000'000),
-                         std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::min() + 1}) {
+        for (qint64 v :
+             {qint64(0), qint64(1), qint64(-1), qint64(1'500'000'000),
+              std::numeric_limits<qint64>::max(), std::numeric_limits<qint64>::min() + 1}) {
             const QString text = Money::formatCredits(v);
             QCOMPARE(Money::parseCredits(text).value(), v);
         }

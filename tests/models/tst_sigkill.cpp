@@ -2,10 +2,10 @@
 #include "Store.h"
 #include "TestSupport.h"
 
+#include <csignal>
 #include <QProcess>
 #include <QSet>
 #include <QTest>
-#include <csignal>
 
 // SIGKILL in the middle of a burst of charges: every charge reported committed must be in the
 // ledger afterwards, and the balance must equal the ledger's sum.
@@ -24,7 +24,8 @@ private slots:
             QSqlDatabase db = t.config().open(QStringLiteral("seed"));
             Migrations::apply(db, t.config().kind());
             Store s(db, t.config().kind());
-            s.transaction([&] { s.applyLedger(s.defaultAccountId(), "grant", 1'000'000, "seed", "", 0); });
+            s.transaction(
+                [&] { s.applyLedger(s.defaultAccountId(), "grant", 1'000'000, "seed", "", 0); });
         }
         QProcess child;
         child.setProcessChannelMode(QProcess::SeparateChannels);

@@ -38,7 +38,8 @@ private slots:
         SY_OPEN_DB(t);
         Store s = open(t);
         const qint64 account = s.defaultAccountId();
-        const CreatedSecret c = s.createApiKey(account, QStringLiteral("ci"), QStringLiteral("default"));
+        const CreatedSecret c =
+            s.createApiKey(account, QStringLiteral("ci"), QStringLiteral("default"));
         QVERIFY(Secrets::looksValid(c.secret, Secrets::kApiKeyPrefix));
         QSqlQuery q(s.database());
         QVERIFY(q.exec(QStringLiteral("SELECT secret_hash, prefix FROM api_keys")));
@@ -74,8 +75,8 @@ private slots:
         const qint64 account = s.defaultAccountId();
         const QDateTime expiry = QDateTime::currentDateTimeUtc().addDays(3);
         const CreatedSecret c = s.createControlToken(
-            account, QStringLiteral("ops"), {QStringLiteral("credits:read"), QStringLiteral("usage:read")},
-            expiry);
+            account, QStringLiteral("ops"),
+            {QStringLiteral("credits:read"), QStringLiteral("usage:read")}, expiry);
         QVERIFY(c.secret.startsWith(u"lpc_"));
         const auto found = s.findControlTokenByHash(Secrets::hash(c.secret));
         QVERIFY(found);

@@ -57,25 +57,34 @@ private slots:
         QTest::addColumn<QByteArray>("raw");
         QTest::addColumn<QByteArray>("status");
         QTest::newRow("garbage") << QByteArray("HELLO\r\n\r\n") << QByteArray("400");
-        QTest::newRow("bad version") << QByteArray("GET /healthz HTTP/2.0\r\n\r\n") << QByteArray("505");
-        QTest::newRow("relative target") << QByteArray("GET healthz HTTP/1.1\r\n\r\n") << QByteArray("400");
-        QTest::newRow("bad header") << QByteArray("GET /healthz HTTP/1.1\r\nNoColon\r\n\r\n") << QByteArray("400");
+        QTest::newRow("bad version")
+            << QByteArray("GET /healthz HTTP/2.0\r\n\r\n") << QByteArray("505");
+        QTest::newRow("relative target")
+            << QByteArray("GET healthz HTTP/1.1\r\n\r\n") << QByteArray("400");
+        QTest::newRow("bad header")
+            << QByteArray("GET /healthz HTTP/1.1\r\nNoColon\r\n\r\n") << QByteArray("400");
         QTest::newRow("folded header")
             << QByteArray("GET /healthz HTTP/1.1\r\nA: b\r\n  c\r\n\r\n") << QByteArray("400");
         QTest::newRow("bad length")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: 12x\r\n\r\n") << QByteArray("400");
+            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: 12x\r\n\r\n")
+            << QByteArray("400");
         QTest::newRow("negative length")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: -1\r\n\r\n") << QByteArray("400");
+            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: -1\r\n\r\n")
+            << QByteArray("400");
         QTest::newRow("conflicting lengths")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
+            << QByteArray(
+                   "POST /echo/a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
             << QByteArray("400");
         QTest::newRow("length and chunked")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            << QByteArray("POST /echo/a HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: "
+                          "chunked\r\n\r\n")
             << QByteArray("400");
         QTest::newRow("unknown coding")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n") << QByteArray("400");
+            << QByteArray("POST /echo/a HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n")
+            << QByteArray("400");
         QTest::newRow("bad chunk size")
-            << QByteArray("POST /echo/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") << QByteArray("400");
+            << QByteArray("POST /echo/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+            << QByteArray("400");
     }
     void malformedRequests()
     {

@@ -1,11 +1,11 @@
 #include "Pipeline.h"
 #include "ServerFixture.h"
 
+#include <atomic>
 #include <QJsonArray>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
-#include <atomic>
 
 namespace {
 
@@ -76,11 +76,11 @@ private slots:
             if (m.value("id") == "auto")
                 autoTarget = m.value("resolves_to").toString();
         }
-        for (const char *id : {"auto", "vendorB-5-nano", "vendorB-5.4", "vendorB-5.4-mini",
-                               "vendorB-5.5", "vendorB-6-luna", "vendorB-6-sol", "vendorB-6-astra",
-                               "vendorA-fable-5", "vendorA-opus-4-8", "vendorA-opus-4-7",
-                               "vendorA-opus-4-6", "vendorA-sonnet-5", "vendorA-sonnet-4-6",
-                               "vendorA-haiku-4-5", "vendorC-v4-flash", "vendorC-v4-pro"})
+        for (const char *id :
+             {"auto", "vendorB-5-nano", "vendorB-5.4", "vendorB-5.4-mini", "vendorB-5.5",
+              "vendorB-6-luna", "vendorB-6-sol", "vendorB-6-astra", "vendorA-fable-5",
+              "vendorA-opus-4-8", "vendorA-opus-4-7", "vendorA-opus-4-6", "vendorA-sonnet-5",
+              "vendorA-sonnet-4-6", "vendorA-haiku-4-5", "vendorC-v4-flash", "vendorC-v4-pro"})
             QVERIFY2(ids.contains(QLatin1String(id)), id);
         QCOMPARE(autoTarget, QStringLiteral("vendorB-6-luna"));
 
@@ -117,12 +117,21 @@ private slots:
         HttpClient c = f.client();
         const QByteArray body = R"({"cost": 1})";
         using H = QList<QPair<QByteArray, QByteArray>>;
-        QCOMPARE(c.request("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}}, body).status, 200);
+        QCOMPARE(
+            c.request("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}}, body).status,
+            200);
         QCOMPARE(c.request("POST", "/v1/test/bill", {{"X-API-Key", key}}, body).status, 200);
         QCOMPARE(c.request("POST", "/v1/test/bill", {{"x-api-key", key}}, body).status, 200);
-        QCOMPARE(c.request("POST", "/v1/test/bill", {{"authorization", "bearer " + key}}, body).status, 200);
+        QCOMPARE(
+            c.request("POST", "/v1/test/bill", {{"authorization", "bearer " + key}}, body).status,
+            200);
 
-        struct Case { const char *name; H headers; const char *message; };
+        struct Case
+        {
+            const char *name;
+            H headers;
+            const char *message;
+        };
         const QList<Case> refused = {
             {"missing", {}, "Missing API key"},
             {"empty bearer", {{"Authorization", "Bearer "}}, "Missing API key"},
@@ -201,7 +210,8 @@ private slots:
             QCOMPARE(r.status, 200);
             QCOMPARE(r.header("x-ratelimit-limit"), QByteArray("5"));
             QCOMPARE(r.header("x-ratelimit-remaining").toInt(), 4 - i);
-            QVERIFY(r.header("x-ratelimit-reset").toLongLong() >= QDateTime::currentSecsSinceEpoch());
+            QVERIFY(r.header("x-ratelimit-reset").toLongLong() >=
+                    QDateTime::currentSecsSinceEpoch());
         }
         const HttpReply r = c.get("/api/v1/credits/balance", a);
         QCOMPARE(r.status, 429);
@@ -285,8 +295,10 @@ private slots:
         const QByteArray key2 = f.createKey("two", &k2);
         HttpClient c = f.client();
         for (int i = 0; i < 6; ++i)
-            QCOMPARE(c.request("POST", "/v1/test/bill",
-                               {{"X-API-Key", i % 2 ? key2 : key1}}, R"({"cost": 2})").status, 200);
+            QCOMPARE(c.request("POST", "/v1/test/bill", {{"X-API-Key", i % 2 ? key2 : key1}},
+                               R"({"cost": 2})")
+                         .status,
+                     200);
         UsageQuery all;
         all.accountId = f.store().defaultAccountId();
         QTRY_COMPARE(f.store().usage(all).records.size(), 6);
@@ -306,15 +318,23 @@ private slots:
         QCOMPARE(rec.value("api_key_id").toString(), QString::number(k2));
         QCOMPARE(rec.value("cost").toString(), QStringLiteral("0.000000002"));
         QCOMPARE(rec.value("model").toString(), QStringLiteral("test-model"));
-        QCOMPARE(c.get("/api/v1/usage?model=test-model", token).json().value("data").toArray().size(), 6);
-        QCOMPARE(c.get("/api/v1/usage?model=other", token).json().value("data").toArray().size(), 0);
+        QCOMPARE(
+            c.get("/api/v1/usage?model=test-model", token).json().value("data").toArray().size(),
+            6);
+        QCOMPARE(c.get("/api/v1/usage?model=other", token).json().value("data").toArray().size(),
+                 0);
         QCOMPARE(c.get("/api/v1/usage?from=2000-01-01T00:00:00Z&to=2001-01-01T00:00:00Z", token)
-                     .json().value("data").toArray().size(), 0);
+                     .json()
+                     .value("data")
+                     .toArray()
+                     .size(),
+                 0);
         const QByteArray now = QByteArray::number(QDateTime::currentSecsSinceEpoch() - 60);
-        QCOMPARE(c.get("/api/v1/usage?from=" + now, token).json().value("data").toArray().size(), 6);
+        QCOMPARE(c.get("/api/v1/usage?from=" + now, token).json().value("data").toArray().size(),
+                 6);
 
-        for (const char *bad : {"limit=0", "limit=abc", "limit=5000", "from=yesterday",
-                                "key=-1", "cursor=x"}) {
+        for (const char *bad :
+             {"limit=0", "limit=abc", "limit=5000", "from=yesterday", "key=-1", "cursor=x"}) {
             r = c.get(QByteArray("/api/v1/usage?") + bad, token);
             QVERIFY2(r.status == 400, bad);
             const QString param = QString::fromLatin1(bad).section(u'=', 0, 0);
@@ -342,9 +362,16 @@ private slots:
                  secret.left(9) + QStringLiteral("..."));
         QCOMPARE(c.postJson("/api/v1/api-keys", R"({"name": "x"})", readerOnly).status, 403);
         // The new key works on /v1 at once.
-        QCOMPARE(c.request("GET", "/v1/models", {{"Authorization", "Bearer " + secret.toLatin1()}}).status, 200);
+        QCOMPARE(c.request("GET", "/v1/models", {{"Authorization", "Bearer " + secret.toLatin1()}})
+                     .status,
+                 200);
 
-        struct Bad { const char *body; const char *needle; int status; };
+        struct Bad
+        {
+            const char *body;
+            const char *needle;
+            int status;
+        };
         for (const Bad &b : {Bad{"", "empty", 400}, Bad{"{", "Malformed JSON", 400},
                              Bad{"[1]", "must be a JSON object", 400},
                              Bad{R"({"name": 5})", "'name' is required", 400},
@@ -352,9 +379,11 @@ private slots:
                              Bad{R"({"name": "a", "tier": "gold"})", "'tier'", 400}}) {
             r = c.postJson("/api/v1/api-keys", b.body, writer);
             QVERIFY2(r.status == b.status, b.body);
-            QVERIFY2(r.errorMessage().contains(QLatin1String(b.needle)), qPrintable(r.errorMessage()));
+            QVERIFY2(r.errorMessage().contains(QLatin1String(b.needle)),
+                     qPrintable(r.errorMessage()));
         }
-        r = c.request("DELETE", "/api/v1/api-keys/" + id.toLatin1(), {{"Authorization", "Bearer " + writer}});
+        r = c.request("DELETE", "/api/v1/api-keys/" + id.toLatin1(),
+                      {{"Authorization", "Bearer " + writer}});
         QCOMPARE(r.status, 200);
         r = c.request("DELETE", "/api/v1/api-keys/999999", {{"Authorization", "Bearer " + writer}});
         QCOMPARE(r.status, 404);
