@@ -81,6 +81,8 @@ void DatabaseService::settle(QObject *context, UsageRecord record,
         context,
         [record](Store &s) mutable {
             Settled out;
+            if (!record.time.isValid()) // the announced record carries the stored time
+                record.time = QDateTime::currentDateTimeUtc();
             if (record.cost > 0) {
                 out.charge = s.applyLedger(record.accountId, QStringLiteral("charge"), -record.cost,
                                            record.endpoint, record.requestId,

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <QWidget>
+
+class ApiKeyModel;
+class QLabel;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+
+// Settings > API Keys: the account's keys (masked), Create Key (the full value shown once) and
+// Revoke (after confirmation). All persistence goes through ApiKeyModel.
+class ApiKeysPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ApiKeysPanel(ApiKeyModel *model, QWidget *parent = nullptr);
+
+    QTableView *view() const { return m_view; }
+
+public slots:
+    // Asks for a name (CreateApiKeyDialog), creates the key, shows it once (CreatedSecretDialog).
+    void createKey();
+    // Asks for confirmation ("revokeConfirmation"), then revokes the selected key.
+    void revokeSelected();
+
+private:
+    qint64 selectedId() const;
+    void updateActions();
+    void showError(const QString &message);
+    QStringList knownTiers() const;
+
+    ApiKeyModel *m_model;
+    QSortFilterProxyModel *m_proxy;
+    QTableView *m_view;
+    QPushButton *m_create;
+    QPushButton *m_revoke;
+    QLabel *m_message;
+};

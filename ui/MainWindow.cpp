@@ -1,0 +1,150 @@
+#include "MainWindow.h"
+
+#include "ApiKeyModel.h"
+#include "ApiKeysPanel.h"
+#include "ControlTokenModel.h"
+#include "ControlTokensPanel.h"
+#include "CreditsPanel.h"
+#include "LedgerModel.h"
+#include "RequestMeter.h"
+#include "ServerHost.h"
+#include "UsageBucketModel.h"
+#include "UsageModel.h"
+#include "UsagePanel.h"
+
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+
+namespace {
+constexpr int kPanelIndexRole = Qt::UserRole;
+}
+
+MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
+    : QMainWindow(parent), m_host(host), m_keys(new ApiKeyModel(db, this)),
+      m_tokens(new ControlTokenModel(db, this)), m_ledger(new LedgerModel(db, this)),
+      m_usage(new UsageModel(db, this)), m_buckets(new UsageBucketModel(db, this)),
+      m_meter(std::make_shared<RequestMeter>(QDateTime::currentMSecsSinceEpoch()))
+{
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(tr("Switchyard"));
+
+    m_sidebar = new QListWidget(this);
+    m_sidebar->setObjectName(QStringLiteral("sidebar"));
+    m_sidebar->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_sidebar->setMaximumWidth(220);
+    m_stack = new QStackedWidget(this);
+    m_stack->setObjectName(QStringLiteral("panels"));
+    connect(m_sidebar, &QListWidget::currentItemChanged, this, [this](QListWidgetItem *item) {
+        if (item && item->data(kPanelIndexRole).isValid())
+            m_stack->setCurrentIndex(item->data(kPanelIndexRole).toInt());
+    });
+
+    auto *split = new QSplitter(this);
+    split->addWidget(m_sidebar);
+    split->addWidget(m_stack);
+    split->setStretchFactor(1, 1);
+    setCentralWidget(split);
+
+    addPanel(tr("Settings"), tr("API Keys"), new ApiKeysPanel(m_keys));
+    addPanel(tr("Settings"), tr("Control Tokens"), new ControlTokensPanel(m_tokens));
+    addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
+    addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
+    showPanel(tr("API Keys"));
+
+    m_address = new QLabel(this);
+    m_address->setObjectName(QStringLiteral("addressLabel"));
+    m_address->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_rate = new QLabel(this);
+    m_rate->setObjectName(QStringLiteral("rateLabel"));
+    m_errors = new QLabel(this);
+    m_errors->setObjectName(QStringLiteral("errorsLabel"));
+    statusBar()->addWidget(m_address, 1);
+    statusBar()->addPermanentWidget(m_rate);
+    statusBar()->addPermanentWidget(m_errors);
+
+    if (m_host) {
+        // Direct: runs on the server thread and only bumps atomics (see RequestMeter), so the
+        // GUI thread gets no event per request. The lambda owns a reference to the meter, so
+        // a request finishing while this window closes is still counted safely.
+        m_served = connect(
+            m_host, &ServerHost::requestServed, m_host,
+            [meter = m_meter](const QString &, int status, int) { meter->record(status); },
+            Qt::DirectConnection);
+    }
+    m_statusTick.setInterval(1000);
+    connect(&m_statusTick, &QTimer::timeout, this, &MainWindow::updateStatus);
+    m_statusTick.start();
+    updateStatus();
+    resize(1200, 760);
+}
+
+MainWindow::~MainWindow()
+{
+    disconnect(m_served);
+}
+
+int MainWindow::addPanel(const QString &section, const QString &title, QWidget *panel)
+{
+    // Section headings are inert rows; a section's panels follow its heading in order.
+    int insertAt = -1;
+    for (int row = 0; row < m_sidebar->count(); ++row) {
+        QListWidgetItem *item = m_sidebar->item(row);
+        const bool heading = !item->data(kPanelIndexRole).isValid();
+        if (heading && insertAt >= 0)
+            break;
+        if (heading && item->text() == section)
+            insertAt = row + 1;
+        else if (!heading && insertAt >= 0)
+            insertAt = row + 1;
+    }
+    if (insertAt < 0) {
+        auto *heading = new QListWidgetItem(section);
+        heading->setFlags(Qt::NoItemFlags);
+        QFont bold = heading->font();
+        bold.setBold(true);
+        heading->setFont(bold);
+        m_sidebar->addItem(heading);
+        insertAt = m_sidebar->count();
+    }
+    const int index = m_stack->addWidget(panel);
+    auto *item = new QListWidgetItem(QStringLiteral("  ") + title);
+    item->setData(kPanelIndexRole, index);
+    item->setData(Qt::AccessibleTextRole, title);
+    item->setToolTip(tr("%1 > %2").arg(section, title));
+    m_sidebar->insertItem(insertAt, item);
+    return index;
+}
+
+bool MainWindow::showPanel(const QString &title)
+{
+    for (int row = 0; row < m_sidebar->count(); ++row) {
+        QListWidgetItem *item = m_sidebar->item(row);
+        if (item->data(kPanelIndexRole).isValid() && item->data(Qt::AccessibleTextRole) == title) {
+            m_sidebar->setCurrentItem(item);
+            return true;
+        }
+    }
+    return false;
+}
+
+QWidget *MainWindow::currentPanel() const
+{
+    return m_stack->currentWidget();
+}
+
+void MainWindow::updateStatus()
+{
+    m_address->setText(m_host && m_host->url().isValid()
+                           ? tr("Listening on %1").arg(m_host->url().toString())
+                           : tr("API server not running"));
+    const quint64 perMinute = m_meter->sample(QDateTime::currentMSecsSinceEpoch());
+    m_rate->setText(tr("%1 req/min").arg(perMinute));
+    m_errors->setText(tr("Errors: %1 server (5xx), %2 client (4xx)")
+                          .arg(m_meter->serverErrors())
+                          .arg(m_meter->clientErrors()));
+}

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <QMainWindow>
+#include <QMetaObject>
+#include <QTimer>
+
+class ApiKeyModel;
+class ControlTokenModel;
+class DatabaseService;
+class LedgerModel;
+class QLabel;
+class QListWidget;
+class QStackedWidget;
+class RequestMeter;
+class ServerHost;
+class UsageBucketModel;
+class UsageModel;
+
+// The operator's console: a sidebar of sections, one panel per concern, and a status bar with
+// the API's address, requests in the last minute and error counts. Owns the shared item models
+// the panels are bound to. host may be null (the server did not start).
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Adds a panel under a sidebar section heading (created on first use) and returns its
+    // index in the panel stack.
+    int addPanel(const QString &section, const QString &title, QWidget *panel);
+    // Shows the panel with this sidebar title; false if there is none.
+    bool showPanel(const QString &title);
+    QWidget *currentPanel() const;
+
+    ApiKeyModel *apiKeyModel() const { return m_keys; }
+    ControlTokenModel *controlTokenModel() const { return m_tokens; }
+    LedgerModel *ledgerModel() const { return m_ledger; }
+    UsageModel *usageModel() const { return m_usage; }
+    UsageBucketModel *usageBucketModel() const { return m_buckets; }
+
+private:
+    void updateStatus();
+
+    ServerHost *m_host;
+    ApiKeyModel *m_keys;
+    ControlTokenModel *m_tokens;
+    LedgerModel *m_ledger;
+    UsageModel *m_usage;
+    UsageBucketModel *m_buckets;
+    QListWidget *m_sidebar;
+    QStackedWidget *m_stack;
+    QLabel *m_address;
+    QLabel *m_rate;
+    QLabel *m_errors;
+    std::shared_ptr<RequestMeter> m_meter;
+    QMetaObject::Connection m_served;
+    QTimer m_statusTick;
+};
