@@ -29,7 +29,10 @@ void DatabaseService::start()
         DatabaseConfig::close(name);
     }
     m_writer =
-        std::make_unique<DbWorker>(m_config, DbWorker::Mode::Writer, QStringLiteral("writer"));
+        std::make_unique<DbWorker>(m_config, DbWorker::Mode::Writer, QStringLiteral("writer"),
+                                   // PostgreSQL: each savepoint in a batch adds an account row
+                                   // version to step over; 64 keeps group commit cheap there.
+                                   m_config.isPostgres() ? 64 : 1024);
     m_writer->start();
     for (int i = 0; i < m_readerCount; ++i) {
         m_readers.push_back(std::make_unique<DbWorker>(m_config, DbWorker::Mode::Reader,

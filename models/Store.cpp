@@ -326,7 +326,7 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
     if (!requestId.isEmpty()) {
         QSqlQuery &dup = prepared("SELECT id, account_id, kind, amount, balance_after, reason, "
                                   "request_id, created_ms FROM ledger WHERE kind = ? AND "
-                                  "request_id = ?");
+                                  "request_id = ? AND request_id <> ''");
         dup.addBindValue(text(kind));
         dup.addBindValue(text(requestId));
         exec(dup);

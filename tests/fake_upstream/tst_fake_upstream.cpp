@@ -1,0 +1,1227 @@
+// Black-box tests of the fake_upstream program: started as a QProcess, spoken to over plain
+// sockets so the exact bytes (status line, headers, chunked framing, SSE events) are checked.
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <memory>
+#include <sys/resource.h>
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+
+const QByteArray kOpenAiKey = "sk-test-abcd1234wxyz";
+const QByteArray kAnthropicKey = "sk-ant-test-5678qrst";
+
+Headers openAi(Headers extra = {})
+{
+    Headers h{{"Authorization", "Bearer " + kOpenAiKey}, {"Content-Type", "application/json"}};
+    return h + extra;
+}
+
+Headers anthropic(Headers extra = {})
+{
+    Headers h{{"x-api-key", kAnthropicKey},
+              {"anthropic-version", "2023-06-01"},
+              {"Content-Type", "application/json"}};
+    return h + extra;
+}
+
+QByteArray toJson(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+QJsonArray userSays(const QString &text)
+{
+    return QJsonArray{QJsonObject{{"role", "user"}, {"content", text}}};
+}
+
+QByteArray chatBody(const QString &text, QJsonObject extra = {})
+{
+    extra.insert("model", "fake-model");
+    extra.insert("messages", userSays(text));
+    return toJson(extra);
+}
+
+QByteArray messagesBody(const QString &text, QJsonObject extra = {})
+{
+    extra.insert("model", "fake-model");
+    if (!extra.contains("max_tokens"))
+        extra.insert("max_tokens", 1024);
+    extra.insert("messages", userSays(text));
+    return toJson(extra);
+}
+
+QByteArray responsesBody(const QString &text, QJsonObject extra = {})
+{
+    extra.insert("model", "fake-model");
+    extra.insert("input", text);
+    return toJson(extra);
+}
+
+const QJsonArray kChatTools{QJsonObject{
+    {"type", "function"},
+    {"function",
+     QJsonObject{
+         {"name", "get_weather"},
+         {"parameters",
+          QJsonObject{{"type", "object"},
+                      {"properties", QJsonObject{{"location", QJsonObject{{"type", "string"}}}}},
+                      {"required", QJsonArray{"location"}}}}}}}};
+
+// A parsed (possibly partial) HTTP/1.1 response.
+struct Reply
+{
+    int status = 0;
+    Headers headers; // names lowercased
+    QByteArray body; // the payload, de-chunked
+    QList<QByteArray> chunks;
+    bool chunked = false;
+    bool complete = false; // the whole message arrived (final chunk or Content-Length)
+    bool closed = false;   // the server closed or reset the connection
+
+    QByteArray header(const QByteArray &name) const
+    {
+        for (const auto &h : headers)
+            if (h.first == name)
+                return h.second;
+        return {};
+    }
+    QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
+};
+
+Reply parseResponse(const QByteArray &raw)
+{
+    Reply r;
+    const qsizetype end = raw.indexOf("\r\n\r\n");
+    if (end < 0)
+        return r;
+    const QList<QByteArray> lines = raw.left(end).split('\n');
+    r.status = lines.first().split(' ').value(1).toInt();
+    qint64 length = -1;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray line = lines[i].trimmed();
+        const qsizetype colon = line.indexOf(':');
+        const QByteArray name = line.left(colon).toLower();
+        const QByteArray value = line.mid(colon + 1).trimmed();
+        r.headers.append({name, value});
+        if (name == "content-length")
+            length = value.toLongLong();
+        if (name == "transfer-encoding" && value == "chunked")
+            r.chunked = true;
+    }
+    QByteArray rest = raw.mid(end + 4);
+    if (!r.chunked) {
+        r.body = length >= 0 ? rest.left(length) : rest;
+        r.complete = length >= 0 && rest.size() >= length;
+        return r;
+    }
+    for (;;) {
+        const qsizetype eol = rest.indexOf("\r\n");
+        if (eol < 0)
+            return r;
+        bool ok = false;
+        const qint64 size = rest.left(eol).toLongLong(&ok, 16);
+        if (!ok || rest.size() < eol + 2 + size + 2)
+            return r;
+        if (size == 0) {
+            r.complete = true;
+            return r;
+        }
+        const QByteArray data = rest.mid(eol + 2, size);
+        r.chunks << data;
+        r.body += data;
+        rest.remove(0, eol + 2 + size + 2);
+    }
+}
+
+QByteArray requestBytes(const QByteArray &method, const QByteArray &path, const Headers &headers,
+                        const QByteArray &body)
+{
+    QByteArray out = method + ' ' + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto &h : headers)
+        out += h.first + ": " + h.second + "\r\n";
+    if (!body.isEmpty() || method == "POST")
+        out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+    return out + "\r\n" + body;
+}
+
+// One request on its own connection, read with blocking waits (the server is another process).
+class Client
+{
+public:
+    explicit Client(quint16 port) : m_port(port) {}
+
+    bool send(const QByteArray &method, const QByteArray &path, const Headers &headers,
+              const QByteArray &body = {})
+    {
+        m_socket.connectToHost(QHostAddress::LocalHost, m_port);
+        if (!m_socket.waitForConnected(5000))
+            return false;
+        m_socket.write(requestBytes(method, path, headers, body));
+        return m_socket.waitForBytesWritten(5000);
+    }
+
+    // Reads until the response is complete, the connection closes, or the time is up.
+    Reply read(int timeoutMs = 10'000)
+    {
+        QElapsedTimer timer;
+        timer.start();
+        Reply reply = parseResponse(m_raw);
+        while (!reply.complete) {
+            const int left = timeoutMs - int(timer.elapsed());
+            if (left <= 0)
+                break;
+            if (!m_socket.waitForReadyRead(left)) {
+                m_raw += m_socket.readAll();
+                reply = parseResponse(m_raw);
+                reply.closed = m_socket.state() != QAbstractSocket::ConnectedState;
+                if (reply.closed)
+                    break;
+                continue;
+            }
+            m_raw += m_socket.readAll();
+            arrivals.append({timer.elapsed(), m_raw.size()});
+            reply = parseResponse(m_raw);
+        }
+        return reply;
+    }
+
+    QTcpSocket &socket() { return m_socket; }
+    const QByteArray &raw() const { return m_raw; }
+    QList<QPair<qint64, qsizetype>> arrivals; // (ms since read(), bytes so far)
+
+private:
+    quint16 m_port;
+    QTcpSocket m_socket;
+    QByteArray m_raw;
+};
+
+struct SseEvent
+{
+    QByteArray event;
+    QByteArray data;
+};
+
+QList<SseEvent> parseSse(const QByteArray &body)
+{
+    QList<SseEvent> events;
+    qsizetype from = 0;
+    while (from < body.size()) {
+        qsizetype end = body.indexOf("\n\n", from);
+        if (end < 0)
+            end = body.size();
+        SseEvent e;
+        for (const QByteArray &line : body.mid(from, end - from).split('\n')) {
+            if (line.startsWith("event: "))
+                e.event = line.mid(7);
+            else if (line.startsWith("data: "))
+                e.data = line.mid(6);
+        }
+        if (!e.event.isEmpty() || !e.data.isEmpty())
+            events << e;
+        from = end + 2;
+    }
+    return events;
+}
+
+QJsonObject jsonOf(const SseEvent &e)
+{
+    return QJsonDocument::fromJson(e.data).object();
+}
+
+bool parses(const QByteArray &json)
+{
+    QJsonParseError error;
+    QJsonDocument::fromJson(json, &error);
+    return error.error == QJsonParseError::NoError;
+}
+
+class FakeProcess
+{
+public:
+    ~FakeProcess() { stop(); }
+
+    bool start(const QStringList &args = {})
+    {
+        m_process.setProgram(QStringLiteral(FAKE_UPSTREAM_PATH));
+        m_process.setArguments(args);
+        m_process.start();
+        if (!m_process.waitForStarted(5000))
+            return false;
+        QElapsedTimer timer;
+        timer.start();
+        while (!m_process.canReadLine() && timer.elapsed() < 10'000)
+            m_process.waitForReadyRead(200);
+        firstLine = m_process.readLine();
+        static const QRegularExpression re(
+            QStringLiteral("^listening on http://127\\.0\\.0\\.1:(\\d+)\\n$"));
+        const auto m = re.match(QString::fromUtf8(firstLine));
+        if (!m.hasMatch()) {
+            qWarning() << "fake_upstream said" << firstLine << m_process.readAllStandardError();
+            return false;
+        }
+        port = quint16(m.captured(1).toUInt());
+        return true;
+    }
+
+    void stop()
+    {
+        if (m_process.state() != QProcess::NotRunning) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+    }
+
+    QJsonObject stats() const
+    {
+        Client c(port);
+        c.send("GET", "/fake/stats", {});
+        return c.read(5000).json();
+    }
+
+    void resetStats() const
+    {
+        Client c(port);
+        c.send("POST", "/fake/reset", {});
+        c.read(5000);
+    }
+
+    QProcess &process() { return m_process; }
+    quint16 port = 0;
+    QByteArray firstLine;
+
+private:
+    QProcess m_process;
+};
+
+} // namespace
+
+class TestFakeUpstream : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    FakeProcess m_fake;
+    QString m_logPath;
+
+    Reply post(const QByteArray &path, const QByteArray &body, const Headers &headers,
+               int timeoutMs = 10'000)
+    {
+        Client c(m_fake.port);
+        if (!c.send("POST", path, headers, body))
+            return {};
+        return c.read(timeoutMs);
+    }
+    Reply get(const QByteArray &path, const Headers &headers = {})
+    {
+        Client c(m_fake.port);
+        if (!c.send("GET", path, headers))
+            return {};
+        return c.read();
+    }
+
+private slots:
+    void initTestCase()
+    {
+        // The concurrency test opens a thousand sockets.
+        rlimit limit{};
+        if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+            limit.rlim_cur = limit.rlim_max;
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+        }
+        QVERIFY(m_dir.isValid());
+        m_logPath = m_dir.filePath(QStringLiteral("requests.log"));
+        QVERIFY(m_fake.start({QStringLiteral("--log"), m_logPath}));
+    }
+
+    void cleanupTestCase() { m_fake.stop(); }
+
+    void startupLine()
+    {
+        QVERIFY(m_fake.firstLine.startsWith("listening on http://127.0.0.1:"));
+        QCOMPARE(m_fake.firstLine,
+                 "listening on http://127.0.0.1:" + QByteArray::number(m_fake.port) + "\n");
+    }
+
+    // ------------------------------------------------------------------ chat completions
+
+    void chatNonStreaming()
+    {
+        const Reply r = post("/v1/chat/completions", chatBody("hello big world"), openAi());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QVERIFY(r.header("x-request-id").startsWith("req_"));
+        const QJsonObject o = r.json();
+        QCOMPARE(o[u"object"].toString(), "chat.completion");
+        QVERIFY(o[u"id"].toString().startsWith("chatcmpl-"));
+        QCOMPARE(o[u"model"].toString(), "fake-model");
+        QVERIFY(o[u"created"].toInteger() > 1'600'000'000);
+        QVERIFY(o[u"system_fingerprint"].isString());
+        const QJsonObject choice = o[u"choices"].toArray().at(0).toObject();
+        QCOMPARE(choice[u"index"].toInt(), 0);
+        QCOMPARE(choice[u"message"][u"role"].toString(), "assistant");
+        QCOMPARE(choice[u"message"][u"content"].toString(), "Echo: hello big world");
+        QVERIFY(!choice[u"message"].toObject().contains("tool_calls"));
+        QCOMPARE(choice[u"finish_reason"].toString(), "stop");
+        QVERIFY(choice[u"logprobs"].isNull());
+        const QJsonObject usage = o[u"usage"].toObject();
+        QCOMPARE(usage[u"prompt_tokens"].toInt(), 3 + 3);
+        QCOMPARE(usage[u"completion_tokens"].toInt(), 8);
+        QCOMPARE(usage[u"total_tokens"].toInt(), 14);
+        QCOMPARE(usage[u"prompt_tokens_details"][u"cached_tokens"].toInt(), 0);
+    }
+
+    void chatStreamBytes()
+    {
+        const Reply r =
+            post("/v1/chat/completions",
+                 chatBody("hi", {{"stream", true},
+                                 {"stream_options", QJsonObject{{"include_usage", true}}}}),
+                 openAi({{"x-fake-chunks", "2"}}));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.complete);
+        QVERIFY(r.chunked);
+        QCOMPARE(r.header("content-type"), QByteArray("text/event-stream; charset=utf-8"));
+        const QJsonObject first = QJsonDocument::fromJson(parseSse(r.body).first().data).object();
+        const QByteArray head = "data: {\"id\":\"" + first[u"id"].toString().toUtf8() +
+                                "\",\"object\":\"chat.completion.chunk\",\"created\":" +
+                                QByteArray::number(first[u"created"].toInteger()) +
+                                ",\"model\":\"fake-model\",\"service_tier\":\"default\","
+                                "\"system_fingerprint\":\"fp_fake0001\",";
+        const QByteArray open = "\"choices\":[{\"index\":0,\"delta\":";
+        const QList<QByteArray> expected{
+            head + open +
+                "{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},\"logprobs\":null,"
+                "\"finish_reason\":null}],\"usage\":null}"
+                "\n\n",
+            head + open +
+                "{\"content\":\"Echo\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}"
+                "\n\n",
+            head + open +
+                "{\"content\":\": hi\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}"
+                "\n\n",
+            head + open +
+                "{},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":null}"
+                "\n\n",
+            head + "\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2,"
+                   "\"total_tokens\":6,\"prompt_tokens_details\":{\"cached_tokens\":0,"
+                   "\"audio_tokens\":0},\"completion_tokens_details\":{\"reasoning_tokens\":0,"
+                   "\"audio_tokens\":0,\"accepted_prediction_tokens\":0,"
+                   "\"rejected_prediction_tokens\":0}}}"
+                   "\n\n",
+            "data: [DONE]\n\n"};
+        // One SSE event per HTTP chunk, byte for byte.
+        QCOMPARE(r.chunks, expected);
+    }
+
+    void chatStreamWithoutUsage()
+    {
+        const Reply r =
+            post("/v1/chat/completions", chatBody("one two", {{"stream", true}}), openAi());
+        QVERIFY(r.complete);
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 1 + 8 + 1 + 1); // role, pieces, finish, [DONE]
+        QCOMPARE(events.last().data, QByteArray("[DONE]"));
+        QString text;
+        for (qsizetype i = 0; i + 1 < events.size(); ++i) {
+            const QJsonObject o = jsonOf(events[i]);
+            QVERIFY2(!o.contains("usage"), events[i].data.constData());
+            QCOMPARE(o[u"choices"].toArray().size(), 1);
+            text += o[u"choices"][0][u"delta"][u"content"].toString();
+        }
+        QCOMPARE(text, "Echo: one two");
+        QCOMPARE(jsonOf(events[9])[u"choices"][0][u"finish_reason"].toString(), "stop");
+    }
+
+    void chatToolCall()
+    {
+        const QString question = QStringLiteral("What is the weather in Paris?");
+        const QJsonObject expectedArgs{{"location", question}};
+        // Non-streaming.
+        Reply r =
+            post("/v1/chat/completions", chatBody(question, {{"tools", kChatTools}}), openAi());
+        QCOMPARE(r.status, 200);
+        QJsonObject choice = r.json()[u"choices"][0].toObject();
+        QCOMPARE(choice[u"finish_reason"].toString(), "tool_calls");
+        QVERIFY(choice[u"message"][u"content"].isNull());
+        const QJsonObject call = choice[u"message"][u"tool_calls"][0].toObject();
+        QVERIFY(call[u"id"].toString().startsWith("call_"));
+        QCOMPARE(call[u"type"].toString(), "function");
+        QCOMPARE(call[u"function"][u"name"].toString(), "get_weather");
+        QCOMPARE(
+            QJsonDocument::fromJson(call[u"function"][u"arguments"].toString().toUtf8()).object(),
+            expectedArgs);
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 8);
+
+        // Streaming: id, type and name first, then argument fragments.
+        r = post("/v1/chat/completions",
+                 chatBody(question, {{"tools", kChatTools}, {"stream", true}}),
+                 openAi({{"x-fake-chunks", "5"}}));
+        QVERIFY(r.complete);
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 1 + 5 + 1 + 1);
+        const QJsonObject firstCall =
+            jsonOf(events[0])[u"choices"][0][u"delta"][u"tool_calls"][0].toObject();
+        QCOMPARE(firstCall[u"index"].toInt(), 0);
+        QVERIFY(firstCall[u"id"].toString().startsWith("call_"));
+        QCOMPARE(firstCall[u"type"].toString(), "function");
+        QCOMPARE(firstCall[u"function"][u"name"].toString(), "get_weather");
+        QCOMPARE(firstCall[u"function"][u"arguments"].toString(), QString());
+        QString arguments;
+        for (int i = 1; i <= 5; ++i) {
+            const QJsonObject delta =
+                jsonOf(events[i])[u"choices"][0][u"delta"][u"tool_calls"][0].toObject();
+            QCOMPARE(delta[u"index"].toInt(), 0);
+            QVERIFY(!delta.contains("id"));
+            arguments += delta[u"function"][u"arguments"].toString();
+        }
+        QCOMPARE(QJsonDocument::fromJson(arguments.toUtf8()).object(), expectedArgs);
+        QCOMPARE(jsonOf(events[6])[u"choices"][0][u"finish_reason"].toString(), "tool_calls");
+
+        // The header forces a call without the trigger word; a tool result gets text back.
+        r = post("/v1/chat/completions", chatBody("no trigger", {{"tools", kChatTools}}),
+                 openAi({{"x-fake-tool", "1"}}));
+        QCOMPARE(r.json()[u"choices"][0][u"finish_reason"].toString(), "tool_calls");
+        QJsonArray conversation = userSays(question);
+        conversation.append(QJsonObject{{"role", "assistant"},
+                                        {"tool_calls", QJsonArray{call}},
+                                        {"content", QJsonValue::Null}});
+        conversation.append(
+            QJsonObject{{"role", "tool"}, {"tool_call_id", call[u"id"]}, {"content", "sunny"}});
+        r = post("/v1/chat/completions",
+                 toJson({{"model", "m"}, {"messages", conversation}, {"tools", kChatTools}}),
+                 openAi());
+        choice = r.json()[u"choices"][0].toObject();
+        QCOMPARE(choice[u"finish_reason"].toString(), "stop");
+        QCOMPARE(choice[u"message"][u"content"].toString(), "Echo: " + question);
+    }
+
+    void chatJsonMode()
+    {
+        for (const QByteArray chunks : {"8", "64"}) {
+            const Reply r =
+                post("/v1/chat/completions",
+                     chatBody("a \"quoted\" text",
+                              {{"response_format", QJsonObject{{"type", "json_object"}}}}),
+                     openAi({{"x-fake-chunks", chunks}}));
+            const QString content = r.json()[u"choices"][0][u"message"][u"content"].toString();
+            QJsonParseError error;
+            const QJsonDocument doc = QJsonDocument::fromJson(content.toUtf8(), &error);
+            QCOMPARE(error.error, QJsonParseError::NoError);
+            QVERIFY(doc.isObject());
+            QCOMPARE(doc.object()[u"echo"].toString(), "a \"quoted\" text");
+        }
+    }
+
+    // ------------------------------------------------------------------ responses
+
+    void responsesNonStreaming()
+    {
+        const Reply r = post("/v1/responses",
+                             responsesBody("hi there", {{"instructions", "be brief"}}), openAi());
+        QCOMPARE(r.status, 200);
+        const QJsonObject o = r.json();
+        QVERIFY(o[u"id"].toString().startsWith("resp_"));
+        QCOMPARE(o[u"object"].toString(), "response");
+        QCOMPARE(o[u"status"].toString(), "completed");
+        QVERIFY(o[u"created_at"].toInteger() > 1'600'000'000);
+        QCOMPARE(o[u"instructions"].toString(), "be brief");
+        const QJsonObject item = o[u"output"][0].toObject();
+        QCOMPARE(item[u"type"].toString(), "message");
+        QVERIFY(item[u"id"].toString().startsWith("msg_"));
+        QCOMPARE(item[u"status"].toString(), "completed");
+        QCOMPARE(item[u"role"].toString(), "assistant");
+        const QJsonObject part = item[u"content"][0].toObject();
+        QCOMPARE(part[u"type"].toString(), "output_text");
+        QCOMPARE(part[u"text"].toString(), "Echo: hi there");
+        QCOMPARE(part[u"annotations"].toArray().size(), 0);
+        const QJsonObject usage = o[u"usage"].toObject();
+        QCOMPARE(usage[u"input_tokens"].toInt(), (3 + 2) + (3 + 2));
+        QCOMPARE(usage[u"output_tokens"].toInt(), 8);
+        QCOMPARE(usage[u"total_tokens"].toInt(), 18);
+        QCOMPARE(usage[u"input_tokens_details"][u"cached_tokens"].toInt(), 0);
+        QCOMPARE(usage[u"output_tokens_details"][u"reasoning_tokens"].toInt(), 0);
+    }
+
+    void responsesStreaming()
+    {
+        const Reply r = post("/v1/responses", responsesBody("hi there", {{"stream", true}}),
+                             openAi({{"x-fake-chunks", "3"}}));
+        QVERIFY(r.complete);
+        const QList<SseEvent> events = parseSse(r.body);
+        const QList<QByteArray> expectedTypes{
+            "response.created",           "response.in_progress",
+            "response.output_item.added", "response.content_part.added",
+            "response.output_text.delta", "response.output_text.delta",
+            "response.output_text.delta", "response.output_text.done",
+            "response.content_part.done", "response.output_item.done",
+            "response.completed"};
+        QList<QByteArray> types;
+        QString text;
+        for (qsizetype i = 0; i < events.size(); ++i) {
+            const QJsonObject o = jsonOf(events[i]);
+            types << events[i].event;
+            QCOMPARE(o[u"type"].toString().toUtf8(), events[i].event);
+            QCOMPARE(o[u"sequence_number"].toInt(), i);
+            if (events[i].event == "response.output_text.delta")
+                text += o[u"delta"].toString();
+        }
+        QCOMPARE(types, expectedTypes);
+        QCOMPARE(text, "Echo: hi there");
+        QVERIFY(events[0].data.startsWith("{\"type\":\"response.created\",\"sequence_number\":0,"
+                                          "\"response\":{\"id\":\"resp_"));
+        const QJsonObject created = jsonOf(events[0])[u"response"].toObject();
+        QCOMPARE(created[u"status"].toString(), "in_progress");
+        QVERIFY(created[u"usage"].isNull());
+        const QJsonObject done = jsonOf(events.last())[u"response"].toObject();
+        QCOMPARE(done[u"status"].toString(), "completed");
+        QCOMPARE(done[u"output"][0][u"content"][0][u"text"].toString(), "Echo: hi there");
+        QCOMPARE(done[u"usage"][u"input_tokens"].toInt(), 5);
+        QCOMPARE(done[u"usage"][u"output_tokens"].toInt(), 3);
+        QCOMPARE(done[u"usage"][u"total_tokens"].toInt(), 8);
+        QCOMPARE(jsonOf(events[7])[u"text"].toString(), "Echo: hi there");
+    }
+
+    void responsesFunctionCall()
+    {
+        const QJsonArray tools{
+            QJsonObject{{"type", "function"},
+                        {"name", "get_weather"},
+                        {"parameters", kChatTools[0][u"function"][u"parameters"]}}};
+        const Reply r = post("/v1/responses",
+                             responsesBody("weather in Oslo", {{"stream", true}, {"tools", tools}}),
+                             openAi({{"x-fake-chunks", "4"}}));
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 3 + 4 + 3);
+        const QJsonObject added = jsonOf(events[2])[u"item"].toObject();
+        QCOMPARE(added[u"type"].toString(), "function_call");
+        QCOMPARE(added[u"name"].toString(), "get_weather");
+        QVERIFY(added[u"call_id"].toString().startsWith("call_"));
+        QString arguments;
+        for (int i = 3; i < 7; ++i) {
+            QCOMPARE(events[i].event, QByteArray("response.function_call_arguments.delta"));
+            arguments += jsonOf(events[i])[u"delta"].toString();
+        }
+        QCOMPARE(QJsonDocument::fromJson(arguments.toUtf8()).object()[u"location"].toString(),
+                 "weather in Oslo");
+        QCOMPARE(events[7].event, QByteArray("response.function_call_arguments.done"));
+        QCOMPARE(jsonOf(events[9])[u"response"][u"output"][0][u"arguments"].toString(), arguments);
+    }
+
+    // ------------------------------------------------------------------ messages
+
+    void messagesAuthAndValidation()
+    {
+        // No key at all.
+        Reply r = post("/v1/messages", messagesBody("x"),
+                       {{"anthropic-version", "2023-06-01"}, {"content-type", "application/json"}});
+        QCOMPARE(r.status, 401);
+        QVERIFY(r.header("request-id").startsWith("req_"));
+        QCOMPARE(r.body, "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+                         "\"message\":\"x-api-key header is required\"},\"request_id\":\"" +
+                             r.header("request-id") + "\"}");
+        // No version.
+        r = post("/v1/messages", messagesBody("x"),
+                 {{"x-api-key", kAnthropicKey}, {"content-type", "application/json"}});
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json()[u"type"].toString(), "error");
+        QCOMPARE(r.json()[u"error"][u"type"].toString(), "invalid_request_error");
+        QVERIFY(r.json()[u"error"][u"message"].toString().contains("anthropic-version"));
+        // The newer SDK line: Bearer and another version.
+        r = post(
+            "/v1/messages", messagesBody("x"),
+            {{"authorization", "Bearer " + kAnthropicKey}, {"anthropic-version", "2026-10-21"}});
+        QCOMPARE(r.status, 200);
+        // max_tokens is required.
+        r = post("/v1/messages", toJson({{"model", "m"}, {"messages", userSays("x")}}),
+                 anthropic());
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json()[u"error"][u"message"].toString(), "max_tokens: Field required");
+        // OpenAI endpoints need a bearer key too, and say so in their own envelope.
+        r = post("/v1/chat/completions", chatBody("x"), {});
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json()[u"error"][u"type"].toString(), "invalid_request_error");
+    }
+
+    void messagesNonStreaming()
+    {
+        const Reply r = post("/v1/messages", messagesBody("hello world", {{"system", "be brief"}}),
+                             anthropic());
+        QCOMPARE(r.status, 200);
+        const QJsonObject o = r.json();
+        QVERIFY(o[u"id"].toString().startsWith("msg_01"));
+        QCOMPARE(o[u"type"].toString(), "message");
+        QCOMPARE(o[u"role"].toString(), "assistant");
+        QCOMPARE(o[u"model"].toString(), "fake-model");
+        QCOMPARE(o[u"content"][0][u"type"].toString(), "text");
+        QCOMPARE(o[u"content"][0][u"text"].toString(), "Echo: hello world");
+        QCOMPARE(o[u"stop_reason"].toString(), "end_turn");
+        QVERIFY(o[u"stop_sequence"].isNull());
+        const QJsonObject usage = o[u"usage"].toObject();
+        QCOMPARE(usage[u"input_tokens"].toInt(), (3 + 2) + (3 + 2));
+        QCOMPARE(usage[u"output_tokens"].toInt(), 8);
+        QCOMPARE(usage[u"cache_creation_input_tokens"].toInt(), 0);
+        QCOMPARE(usage[u"cache_read_input_tokens"].toInt(), 0);
+    }
+
+    void messagesStreamBytes()
+    {
+        const Reply r = post("/v1/messages", messagesBody("hi", {{"stream", true}}),
+                             anthropic({{"x-fake-chunks", "2"}}));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.complete);
+        QCOMPARE(r.header("content-type"), QByteArray("text/event-stream; charset=utf-8"));
+        const QByteArray id =
+            jsonOf(parseSse(r.body).first())[u"message"][u"id"].toString().toUtf8();
+        const QList<QByteArray> expected{
+            "event: message_start\ndata: "
+            "{\"type\":\"message_start\",\"message\":{\"id\":\"" +
+                id +
+                "\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"fake-model\","
+                "\"content\":[],"
+                "\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":4,"
+                "\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,"
+                "\"output_tokens\":1}}}"
+                "\n\n",
+            "event: content_block_start\ndata: "
+            "{\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}"
+            "\n\n",
+            "event: ping\ndata: {\"type\":\"ping\"}\n\n",
+            "event: content_block_delta\ndata: "
+            "{\"type\":\"content_block_delta\",\"index\":0,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\"Echo\"}}"
+            "\n\n",
+            "event: content_block_delta\ndata: "
+            "{\"type\":\"content_block_delta\",\"index\":0,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\": hi\"}}"
+            "\n\n",
+            "event: content_block_stop\ndata: "
+            "{\"type\":\"content_block_stop\",\"index\":0}"
+            "\n\n",
+            "event: message_delta\ndata: "
+            "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\","
+            "\"stop_sequence\":null},\"usage\":{\"output_tokens\":2}}"
+            "\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"};
+        QCOMPARE(r.chunks, expected);
+    }
+
+    void messagesToolUse()
+    {
+        const QJsonArray tools{QJsonObject{
+            {"name", "get_weather"}, {"input_schema", kChatTools[0][u"function"][u"parameters"]}}};
+        Reply r = post("/v1/messages",
+                       messagesBody("weather in Rome?", {{"tools", tools}, {"stream", true}}),
+                       anthropic({{"x-fake-chunks", "3"}}));
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 3 + 3 + 3);
+        const QJsonObject block = jsonOf(events[1])[u"content_block"].toObject();
+        QCOMPARE(block[u"type"].toString(), "tool_use");
+        QVERIFY(block[u"id"].toString().startsWith("toolu_"));
+        QCOMPARE(block[u"name"].toString(), "get_weather");
+        QCOMPARE(block[u"input"].toObject(), QJsonObject());
+        QString partial;
+        for (int i = 3; i < 6; ++i) {
+            QCOMPARE(jsonOf(events[i])[u"delta"][u"type"].toString(), "input_json_delta");
+            partial += jsonOf(events[i])[u"delta"][u"partial_json"].toString();
+        }
+        QCOMPARE(QJsonDocument::fromJson(partial.toUtf8()).object(),
+                 QJsonObject({{"location", "weather in Rome?"}}));
+        QCOMPARE(jsonOf(events[7])[u"delta"][u"stop_reason"].toString(), "tool_use");
+        QCOMPARE(jsonOf(events[7])[u"usage"][u"output_tokens"].toInt(), 3);
+
+        r = post("/v1/messages", messagesBody("weather in Rome?", {{"tools", tools}}), anthropic());
+        QCOMPARE(r.json()[u"stop_reason"].toString(), "tool_use");
+        QCOMPARE(r.json()[u"content"][0][u"input"].toObject(),
+                 QJsonObject({{"location", "weather in Rome?"}}));
+    }
+
+    void maxTokensTruncates()
+    {
+        Reply r =
+            post("/v1/chat/completions", chatBody("hello world", {{"max_tokens", 3}}), openAi());
+        QCOMPARE(r.json()[u"choices"][0][u"finish_reason"].toString(), "length");
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 3);
+        r = post("/v1/messages", messagesBody("hello world", {{"max_tokens", 2}}), anthropic());
+        QCOMPARE(r.json()[u"stop_reason"].toString(), "max_tokens");
+        QCOMPARE(r.json()[u"usage"][u"output_tokens"].toInt(), 2);
+        r = post("/v1/responses",
+                 responsesBody("hello world", {{"max_output_tokens", 2}, {"stream", true}}),
+                 openAi());
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.last().event, QByteArray("response.incomplete"));
+        const QJsonObject response = jsonOf(events.last())[u"response"].toObject();
+        QCOMPARE(response[u"status"].toString(), "incomplete");
+        QCOMPARE(response[u"incomplete_details"][u"reason"].toString(), "max_output_tokens");
+        QCOMPARE(response[u"usage"][u"output_tokens"].toInt(), 2);
+    }
+
+    void cacheHeaders()
+    {
+        const Headers cache{{"x-fake-cache-read", "100"}, {"x-fake-cache-write", "20"}};
+        Reply r = post("/v1/chat/completions", chatBody("one two"), openAi(cache));
+        QCOMPARE(r.json()[u"usage"][u"prompt_tokens"].toInt(), 5 + 100);
+        QCOMPARE(r.json()[u"usage"][u"prompt_tokens_details"][u"cached_tokens"].toInt(), 100);
+        QCOMPARE(r.json()[u"usage"][u"total_tokens"].toInt(), 105 + 8);
+        r = post("/v1/responses", responsesBody("one two"), openAi(cache));
+        QCOMPARE(r.json()[u"usage"][u"input_tokens"].toInt(), 105);
+        QCOMPARE(r.json()[u"usage"][u"input_tokens_details"][u"cached_tokens"].toInt(), 100);
+
+        r = post("/v1/messages", messagesBody("one two", {{"stream", true}}),
+                 anthropic(cache + Headers{{"x-fake-delta-usage", "full"}}));
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(jsonOf(events[0])[u"message"][u"usage"].toObject(),
+                 QJsonObject({{"input_tokens", 5},
+                              {"cache_creation_input_tokens", 20},
+                              {"cache_read_input_tokens", 100},
+                              {"output_tokens", 1}}));
+        QCOMPARE(jsonOf(events[events.size() - 2])[u"usage"].toObject(),
+                 QJsonObject({{"input_tokens", 5},
+                              {"cache_creation_input_tokens", 20},
+                              {"cache_read_input_tokens", 100},
+                              {"output_tokens", 8}}));
+    }
+
+    void promptTokenRule()
+    {
+        // 3 per message plus the words of every content/text string, system included.
+        const QJsonArray messages{
+            QJsonObject{{"role", "system"}, {"content", "You are terse."}},
+            QJsonObject{
+                {"role", "user"},
+                {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "a b"}},
+                                       QJsonObject{{"type", "image_url"},
+                                                   {"image_url", QJsonObject{{"url", "x y z"}}}}}}},
+            QJsonObject{{"role", "assistant"}, {"content", "c"}},
+            QJsonObject{{"role", "user"}, {"content", "  d   e  f "}}};
+        const Reply r = post("/v1/chat/completions",
+                             toJson({{"model", "m"}, {"messages", messages}}), openAi());
+        QCOMPARE(r.json()[u"usage"][u"prompt_tokens"].toInt(),
+                 (3 + 3) + (3 + 2) + (3 + 1) + (3 + 3));
+        QCOMPARE(r.json()[u"choices"][0][u"message"][u"content"].toString(), "Echo:   d   e  f ");
+    }
+
+    void modelLists()
+    {
+        Reply r = get("/v1/models", openAi());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json()[u"object"].toString(), "list");
+        const QJsonObject model = r.json()[u"data"][0].toObject();
+        QCOMPARE(model[u"object"].toString(), "model");
+        QVERIFY(model[u"id"].isString());
+        QVERIFY(model[u"owned_by"].isString());
+        QVERIFY(model[u"created"].isDouble());
+
+        r = get("/v1/models", anthropic());
+        QCOMPARE(r.json()[u"data"][0][u"type"].toString(), "model");
+        QVERIFY(r.json()[u"data"][0][u"display_name"].isString());
+        QCOMPARE(r.json()[u"has_more"].toBool(true), false);
+
+        r = get("/api/v1/models"); // public, like OpenRouter's
+        QCOMPARE(r.status, 200);
+        bool found = false;
+        for (const QJsonValue &v : r.json()[u"data"].toArray()) {
+            const QJsonObject m = v.toObject();
+            QVERIFY(m[u"id"].toString().contains('/'));
+            QVERIFY(m[u"name"].isString());
+            QVERIFY(m[u"context_length"].isDouble());
+            QVERIFY(m[u"pricing"][u"prompt"].isString());
+            QVERIFY(m[u"pricing"][u"completion"].isString());
+            if (m[u"id"].toString() == "anthropic/claude-fake") {
+                found = true;
+                QCOMPARE(m[u"pricing"][u"prompt"].toString(), "0.000003");
+                QCOMPARE(m[u"pricing"][u"completion"].toString(), "0.000015");
+                QCOMPARE(m[u"pricing"][u"input_cache_read"].toString(), "0.0000003");
+                QCOMPARE(m[u"pricing"][u"input_cache_write"].toString(), "0.00000375");
+            }
+        }
+        QVERIFY(found);
+        // An OpenRouter-style base URL serves the protocols too.
+        r = post("/api/v1/chat/completions", chatBody("via catalog"), openAi());
+        QCOMPARE(r.json()[u"choices"][0][u"message"][u"content"].toString(), "Echo: via catalog");
+    }
+
+    void catalogFile()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("catalog.json"));
+        const QByteArray catalog =
+            "{\"data\":[{\"id\":\"acme/rocket-1\",\"name\":\"Acme: "
+            "Rocket\",\"context_length\":4096,"
+            "\"pricing\":{\"prompt\":\"0.00000123\",\"completion\":\"0.00000456\"}}]}";
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(catalog);
+        file.close();
+        FakeProcess fake;
+        QVERIFY(fake.start({QStringLiteral("--catalog"), path}));
+        Client c(fake.port);
+        c.send("GET", "/api/v1/models", {});
+        QCOMPARE(c.read().body, catalog);
+        Client models(fake.port);
+        models.send("GET", "/v1/models", openAi());
+        QCOMPARE(models.read().json()[u"data"][0][u"id"].toString(), "rocket-1");
+    }
+
+    // ------------------------------------------------------------------ faults
+
+    void statusFaults_data()
+    {
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("fault");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::newRow("chat 429") << QByteArray("/v1/chat/completions") << QByteArray("429") << 429
+                                  << "requests";
+        QTest::newRow("chat 500") << QByteArray("/v1/chat/completions") << QByteArray("500") << 500
+                                  << "server_error";
+        QTest::newRow("responses 503")
+            << QByteArray("/v1/responses") << QByteArray("503") << 503 << "server_error";
+        QTest::newRow("messages 429")
+            << QByteArray("/v1/messages") << QByteArray("429:7") << 429 << "rate_limit_error";
+        QTest::newRow("messages 500")
+            << QByteArray("/v1/messages") << QByteArray("500") << 500 << "api_error";
+        QTest::newRow("messages 529")
+            << QByteArray("/v1/messages") << QByteArray("529") << 529 << "overloaded_error";
+    }
+
+    void statusFaults()
+    {
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, fault);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        const bool messages = path == "/v1/messages";
+        const QByteArray body = messages                  ? messagesBody("x")
+                                : path == "/v1/responses" ? responsesBody("x")
+                                                          : chatBody("x");
+        const Reply r = post(
+            path, body, (messages ? anthropic() : openAi()) + Headers{{"x-fake-fault", fault}});
+        QCOMPARE(r.status, status);
+        if (status == 429)
+            QCOMPARE(r.header("retry-after"), fault.contains(':') ? QByteArray("7") : "2");
+        else
+            QVERIFY(r.header("retry-after").isEmpty());
+        if (messages) {
+            QCOMPARE(r.json()[u"type"].toString(), "error");
+            QCOMPARE(r.json()[u"error"][u"type"].toString(), type);
+            QVERIFY(!r.json()[u"error"][u"message"].toString().isEmpty());
+            QCOMPARE(r.json()[u"request_id"].toString().toUtf8(), r.header("request-id"));
+        } else {
+            const QJsonObject error = r.json()[u"error"].toObject();
+            QCOMPARE(error[u"type"].toString(), type);
+            QVERIFY(!error[u"message"].toString().isEmpty());
+            QVERIFY(error.contains("param"));
+            QCOMPARE(error[u"code"].toString(),
+                     status == 429 ? QStringLiteral("rate_limit_exceeded") : QString());
+        }
+    }
+
+    void malformedJson()
+    {
+        Reply r = post("/v1/chat/completions", chatBody("hello"),
+                       openAi({{"x-fake-fault", "malformed-json"}}));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.complete);
+        QVERIFY(!r.body.isEmpty());
+        QVERIFY(!parses(r.body));
+
+        r = post("/v1/messages", messagesBody("hello", {{"stream", true}}),
+                 anthropic({{"x-fake-fault", "malformed-json:1"}, {"x-fake-chunks", "4"}}));
+        QVERIFY(r.complete); // the stream goes on after the broken event
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 3 + 4 + 3);
+        for (qsizetype i = 0; i < events.size(); ++i)
+            QCOMPARE(parses(events[i].data), i != 3 + 1);
+        QCOMPARE(events.last().event, QByteArray("message_stop"));
+    }
+
+    void resetMidStream()
+    {
+        Client c(m_fake.port);
+        QVERIFY(c.send("POST", "/v1/chat/completions",
+                       openAi({{"x-fake-fault", "reset-mid-stream:2"}, {"x-fake-chunks", "4"}}),
+                       chatBody("hello world", {{"stream", true}})));
+        const Reply r = c.read(5000);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.complete);
+        QVERIFY(r.closed);
+        QCOMPARE(c.socket().error(), QAbstractSocket::RemoteHostClosedError);
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 1 + 2); // the role chunk and two pieces, nothing after
+        QVERIFY(!r.body.contains("[DONE]"));
+
+        // A whole body cut in half.
+        Client whole(m_fake.port);
+        whole.send("POST", "/v1/messages", anthropic({{"x-fake-fault", "reset-mid-stream"}}),
+                   messagesBody("x"));
+        const Reply half = whole.read(5000);
+        QCOMPARE(half.status, 200);
+        QVERIFY(!half.complete);
+        QVERIFY(half.closed);
+        QVERIFY(half.body.startsWith("{\"id\":\"msg_01"));
+
+        // Before any byte.
+        Client early(m_fake.port);
+        early.send("POST", "/v1/chat/completions", openAi({{"x-fake-fault", "reset"}}),
+                   chatBody("x"));
+        const Reply none = early.read(5000);
+        QVERIFY(none.closed);
+        QVERIFY(early.raw().isEmpty());
+    }
+
+    void errorMidStream()
+    {
+        Reply r = post("/v1/chat/completions", chatBody("hello", {{"stream", true}}),
+                       openAi({{"x-fake-fault", "error-mid-stream:1"}}));
+        QVERIFY(r.complete);
+        QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.size(), 1 + 1 + 1);
+        QCOMPARE(jsonOf(events.last())[u"error"][u"type"].toString(), "server_error");
+        QVERIFY(!r.body.contains("[DONE]"));
+
+        r = post("/v1/messages", messagesBody("hello", {{"stream", true}}),
+                 anthropic({{"x-fake-fault", "error-mid-stream:0"}}));
+        events = parseSse(r.body);
+        QCOMPARE(events.size(), 3 + 1);
+        QCOMPARE(events.last().event, QByteArray("error"));
+        QCOMPARE(jsonOf(events.last())[u"error"][u"type"].toString(), "overloaded_error");
+    }
+
+    void hangAndCancel()
+    {
+        m_fake.resetStats();
+        auto c = std::make_unique<Client>(m_fake.port);
+        QVERIFY(c->send("POST", "/v1/chat/completions", openAi({{"x-fake-fault", "hang"}}),
+                        chatBody("x", {{"stream", true}})));
+        QVERIFY(!c->socket().waitForReadyRead(300));
+        QCOMPARE(c->raw().size(), 0);
+        QJsonObject stats = m_fake.stats();
+        QCOMPARE(stats[u"open_requests"].toInt(), 1);
+        QCOMPARE(stats[u"open_streams"].toInt(), 1);
+        c->socket().abort();
+        QTRY_COMPARE_WITH_TIMEOUT(m_fake.stats()[u"cancelled"].toInt(), 1, 5000);
+        stats = m_fake.stats();
+        QCOMPARE(stats[u"open_requests"].toInt(), 0);
+        QCOMPARE(stats[u"open_streams"].toInt(), 0);
+
+        // A stalled stream: some events, then silence until the client leaves.
+        c = std::make_unique<Client>(m_fake.port);
+        c->send("POST", "/v1/messages", anthropic({{"x-fake-fault", "stall-mid-stream:1"}}),
+                messagesBody("x", {{"stream", true}}));
+        const Reply r = c->read(500);
+        QVERIFY(!r.complete);
+        QVERIFY(!r.closed);
+        QCOMPARE(parseSse(r.body).size(), 3 + 1);
+        c.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(m_fake.stats()[u"cancelled"].toInt(), 2, 5000);
+    }
+
+    void slowFirstByteDoesNotBlock()
+    {
+        QElapsedTimer timer;
+        timer.start();
+        Client slow(m_fake.port);
+        slow.send("POST", "/v1/chat/completions",
+                  openAi({{"x-fake-fault", "slow-first-byte:1500"}}), chatBody("slow"));
+        const Reply fast = post("/v1/chat/completions", chatBody("fast"), openAi());
+        QCOMPARE(fast.status, 200);
+        QVERIFY2(timer.elapsed() < 1000, QByteArray::number(timer.elapsed()).constData());
+        QVERIFY(!slow.socket().waitForReadyRead(100));
+        const Reply late = slow.read(5000);
+        QCOMPARE(late.status, 200);
+        QVERIFY(timer.elapsed() >= 1450);
+        QCOMPARE(late.json()[u"choices"][0][u"message"][u"content"].toString(), "Echo: slow");
+    }
+
+    void pacing()
+    {
+        // First byte after delay-ms, then one piece per interval-ms, each sent as it is made.
+        QElapsedTimer timer;
+        timer.start();
+        Client c(m_fake.port);
+        c.send("POST", "/v1/chat/completions",
+               openAi({{"x-fake-delay-ms", "200"},
+                       {"x-fake-interval-ms", "100"},
+                       {"x-fake-chunks", "4"}}),
+               chatBody("paced", {{"stream", true}}));
+        QVERIFY(c.socket().waitForReadyRead(2000));
+        const qint64 firstByte = timer.elapsed();
+        QVERIFY2(firstByte >= 190, QByteArray::number(firstByte).constData());
+        const Reply r = c.read(5000);
+        QVERIFY(r.complete);
+        const qint64 total = timer.elapsed();
+        QVERIFY2(total >= 200 + 3 * 100 - 10, QByteArray::number(total).constData());
+        QVERIFY2(total < 2000, QByteArray::number(total).constData());
+        QVERIFY(c.arrivals.size() >= 3); // arrived in several reads, not one
+    }
+
+    void directiveInText()
+    {
+        Reply r =
+            post("/v1/chat/completions", chatBody("hello [fake chunks=3 fault=503]"), openAi());
+        QCOMPARE(r.status, 503);
+        r = post("/v1/chat/completions", chatBody("hello [fake chunks=3]"), openAi());
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 3);
+        // Headers win over the directive.
+        r = post("/v1/chat/completions", chatBody("hello [fake chunks=3]"),
+                 openAi({{"x-fake-chunks", "5"}}));
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 5);
+        r = post("/v1/chat/completions", chatBody("x"), openAi({{"x-fake-text", "Exact text."}}));
+        QCOMPARE(r.json()[u"choices"][0][u"message"][u"content"].toString(), "Exact text.");
+    }
+
+    void invalidOptions()
+    {
+        Reply r = post("/v1/chat/completions", chatBody("x"), openAi({{"x-fake-chunks", "zero"}}));
+        QCOMPARE(r.status, 400);
+        QVERIFY(r.json()[u"error"][u"message"].toString().contains("chunks"));
+        r = post("/v1/chat/completions", chatBody("x"), openAi({{"x-fake-typo", "1"}}));
+        QCOMPARE(r.status, 400);
+        r = post("/v1/messages", messagesBody("x"), anthropic({{"x-fake-fault", "explode"}}));
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json()[u"error"][u"type"].toString(), "invalid_request_error");
+        r = post("/v1/chat/completions", "{not json", openAi());
+        QCOMPARE(r.status, 400);
+        r = post("/v1/unknown", "{}", openAi());
+        QCOMPARE(r.status, 404);
+    }
+
+    void requestLog()
+    {
+        const QByteArray body =
+            "{\n  \"model\": \"m\",\n  \"x_unknown\": {\"n\": 12345678901234567890, \"s\": "
+            "\"\\u00e9\"},\n"
+            "  \"messages\": [{\"role\": \"user\", \"content\": \"logged\"}]\n}";
+        const Reply r = post("/v1/chat/completions?trace=1", body,
+                             openAi({{"X-Custom", "a"}, {"x-custom", "b"}}));
+        QCOMPARE(r.status, 200);
+        QFile log(m_logPath);
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = log.readAll().trimmed().split('\n');
+        const QJsonObject line = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(line[u"method"].toString(), "POST");
+        QCOMPARE(line[u"path"].toString(), "/v1/chat/completions");
+        QCOMPARE(line[u"target"].toString(), "/v1/chat/completions?trace=1");
+        QCOMPARE(line[u"body"].toString().toUtf8(), body); // exact bytes, unknown fields and all
+        const QJsonObject headers = line[u"headers"].toObject();
+        QCOMPARE(headers[u"authorization"].toString(), "Bearer ***wxyz");
+        QCOMPARE(headers["x-custom"].toString(), "a, b");
+        QVERIFY(!lines.last().contains(kOpenAiKey));
+    }
+
+    void requiredKeysAndKeyFaults()
+    {
+        FakeProcess fake;
+        QVERIFY(fake.start({QStringLiteral("--require-key"), QStringLiteral("sk-good-00001111"),
+                            QStringLiteral("--require-key"), QStringLiteral("sk-limited-2222"),
+                            QStringLiteral("--key-fault"), QStringLiteral("sk-limited-2222=429")}));
+        auto call = [&](const QByteArray &path, const Headers &headers, const QByteArray &body) {
+            Client c(fake.port);
+            c.send("POST", path, headers, body);
+            return c.read();
+        };
+        const Headers json{{"content-type", "application/json"}};
+        Reply r =
+            call("/v1/chat/completions",
+                 json + Headers{{"authorization", "Bearer sk-wrong-99998888"}}, chatBody("x"));
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json()[u"error"][u"code"].toString(), "invalid_api_key");
+        QVERIFY(!r.body.contains("sk-wrong-99998888"));
+        r = call("/v1/messages",
+                 json + Headers{{"x-api-key", "sk-wrong"}, {"anthropic-version", "2023-06-01"}},
+                 messagesBody("x"));
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json()[u"error"][u"type"].toString(), "authentication_error");
+        r = call("/v1/chat/completions",
+                 json + Headers{{"authorization", "Bearer sk-good-00001111"}}, chatBody("x"));
+        QCOMPARE(r.status, 200);
+        r = call("/v1/chat/completions",
+                 json + Headers{{"authorization", "Bearer sk-limited-2222"}}, chatBody("x"));
+        QCOMPARE(r.status, 429);
+        QCOMPARE(r.header("retry-after"), QByteArray("2"));
+    }
+
+    void concurrentStreams()
+    {
+        // A thousand streams open at once on one process, all progressing together.
+        constexpr int kStreams = 1000;
+        FakeProcess fake;
+        QVERIFY(fake.start({QStringLiteral("--interval-ms"), QStringLiteral("100"),
+                            QStringLiteral("--chunks"), QStringLiteral("15")}));
+        std::vector<std::unique_ptr<QTcpSocket>> sockets;
+        std::vector<QByteArray> received(kStreams);
+        int done = 0;
+        const QByteArray request = requestBytes("POST", "/v1/chat/completions", openAi(),
+                                                chatBody("many streams", {{"stream", true}}));
+        for (int i = 0; i < kStreams; ++i) {
+            auto socket = std::make_unique<QTcpSocket>();
+            QTcpSocket *s = socket.get();
+            connect(s, &QTcpSocket::connected, s, [s, &request] { s->write(request); });
+            connect(s, &QTcpSocket::readyRead, s, [s, i, &received, &done] {
+                received[i] += s->readAll();
+                if (received[i].endsWith("\r\n0\r\n\r\n"))
+                    ++done;
+            });
+            s->connectToHost(QHostAddress::LocalHost, fake.port);
+            sockets.push_back(std::move(socket));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(fake.stats()[u"open_streams"].toInt() == kStreams, 15'000);
+        QCOMPARE(done, 0); // every one of them is still going
+        QTRY_COMPARE_WITH_TIMEOUT(done, kStreams, 30'000);
+        const QJsonObject stats = fake.stats();
+        QCOMPARE(stats[u"max_open_streams"].toInt(), kStreams);
+        QCOMPARE(stats[u"completed"].toInt(), kStreams);
+        QCOMPARE(stats[u"open_streams"].toInt(), 0);
+        for (const QByteArray &raw : received) {
+            const Reply r = parseResponse(raw);
+            QVERIFY(r.complete);
+            QCOMPARE(parseSse(r.body).size(), 1 + 15 + 1 + 1);
+        }
+    }
+
+    void exitsWhenStdinCloses()
+    {
+        FakeProcess fake;
+        QVERIFY(fake.start());
+        fake.process().closeWriteChannel();
+        QVERIFY(fake.process().waitForFinished(5000));
+        QCOMPARE(fake.process().exitStatus(), QProcess::NormalExit);
+        QCOMPARE(fake.process().exitCode(), 0);
+    }
+
+    void exitsOnSigterm()
+    {
+        FakeProcess fake;
+        QVERIFY(fake.start());
+        fake.process().terminate();
+        QVERIFY(fake.process().waitForFinished(5000));
+        QCOMPARE(fake.process().exitStatus(), QProcess::NormalExit);
+        QCOMPARE(fake.process().exitCode(), 0);
+    }
+
+    void listensOnLoopbackOnly()
+    {
+        QProcess p;
+        p.start(QStringLiteral(FAKE_UPSTREAM_PATH),
+                {QStringLiteral("--listen"), QStringLiteral("0.0.0.0:0")});
+        QVERIFY(p.waitForFinished(5000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("loopback"));
+        QVERIFY(p.readAllStandardOutput().isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFakeUpstream)
+#include "tst_fake_upstream.moc"
