@@ -16,17 +16,17 @@ Authenticator::Authenticator(DatabaseService &db, int ttlMs, QObject *parent)
     connect(&db, &DatabaseService::controlTokensChanged, this, &Authenticator::invalidate);
 }
 
-void Authenticator::lookupApiKey(const QString &secret, QObject *context, Done done)
+void Authenticator::lookupApiKey(const QString &secret, Done done)
 {
-    lookup(secret, false, context, std::move(done));
+    lookup(secret, false, std::move(done));
 }
 
-void Authenticator::lookupControlToken(const QString &secret, QObject *context, Done done)
+void Authenticator::lookupControlToken(const QString &secret, Done done)
 {
-    lookup(secret, true, context, std::move(done));
+    lookup(secret, true, std::move(done));
 }
 
-void Authenticator::lookup(const QString &secret, bool token, QObject *context, Done done)
+void Authenticator::lookup(const QString &secret, bool token, Done done)
 {
     const QByteArray hash = Secrets::hash(secret);
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -45,25 +45,18 @@ void Authenticator::lookup(const QString &secret, bool token, QObject *context, 
         }
         done(r.value, r.error);
     };
-    Q_UNUSED(context);
-    if (token)
-        m_db.read<Record>(
-            this,
-            [hash](Store &s) -> Record {
+    m_db.read<Record>(
+        this,
+        [hash, token](Store &s) -> Record {
+            if (token) {
                 if (auto t = s.findControlTokenByHash(hash))
                     return *t;
-                return std::monostate{};
-            },
-            std::move(store));
-    else
-        m_db.read<Record>(
-            this,
-            [hash](Store &s) -> Record {
-                if (auto k = s.findApiKeyByHash(hash))
-                    return *k;
-                return std::monostate{};
-            },
-            std::move(store));
+            } else if (auto k = s.findApiKeyByHash(hash)) {
+                return *k;
+            }
+            return std::monostate{};
+        },
+        std::move(store));
 }
 
 void Authenticator::noteUse(const Record &record)

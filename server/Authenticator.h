@@ -23,8 +23,9 @@ public:
 
     Authenticator(DatabaseService &db, int ttlMs, QObject *parent = nullptr);
 
-    void lookupApiKey(const QString &secret, QObject *context, Done done);
-    void lookupControlToken(const QString &secret, QObject *context, Done done);
+    // done runs on this object's thread, at once on a cache hit.
+    void lookupApiKey(const QString &secret, Done done);
+    void lookupControlToken(const QString &secret, Done done);
     void invalidate() { m_cache.clear(); }
     // Marks the credential used (written at most once a minute per credential).
     void noteUse(const Record &record);
@@ -35,7 +36,7 @@ private:
         Record record;
         qint64 fetchedMs = 0;
     };
-    void lookup(const QString &secret, bool token, QObject *context, Done done);
+    void lookup(const QString &secret, bool token, Done done);
 
     DatabaseService &m_db;
     int m_ttlMs;

@@ -115,9 +115,9 @@ void Pipeline::authenticate(const ContextPtr &ctx)
         authorized(ctx, record);
     };
     if (wantToken)
-        m_auth.lookupControlToken(secret, this, std::move(done));
+        m_auth.lookupControlToken(secret, std::move(done));
     else
-        m_auth.lookupApiKey(secret, this, std::move(done));
+        m_auth.lookupApiKey(secret, std::move(done));
 }
 
 void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &record)
@@ -197,7 +197,7 @@ void Pipeline::admit(const ContextPtr &ctx)
     const qint64 account = ctx->identity().accountId;
     m_credits.admit(
         account, amount, this,
-        [this, ctx, amount, account](CreditGate::Outcome o, qint64 balance, qint64 held) {
+        [this, ctx, amount](CreditGate::Outcome o, qint64 balance, qint64 held) {
             if (o == CreditGate::Outcome::Unavailable) {
                 ctx->respondError(503, QStringLiteral("The credit store is "
                                                       "unavailable; try again."));
@@ -212,7 +212,6 @@ void Pipeline::admit(const ContextPtr &ctx)
                 return;
             }
             ctx->m_reserved = amount;
-            Q_UNUSED(account);
             run(ctx);
         });
 }
