@@ -1,6 +1,7 @@
 #include "AppOptions.h"
 
 #include <QDir>
+#include <QFile>
 #include <QStandardPaths>
 #include <stdexcept>
 
@@ -71,4 +72,20 @@ DatabaseConfig AppOptions::database() const
     if (!QDir().mkpath(dataDir))
         throw std::runtime_error(("cannot create the data directory " + dataDir).toStdString());
     return DatabaseConfig::sqlite(QDir(dataDir).filePath(QStringLiteral("switchyard.db")));
+}
+
+QString AppOptions::effectiveConfigPath() const
+{
+    return configFile.isEmpty() ? QDir(dataDir).filePath(QStringLiteral("config.json"))
+                                : configFile;
+}
+
+ServerSettings AppOptions::settings() const
+{
+    const QString path = effectiveConfigPath();
+    if (!configFile.isEmpty() || QFile::exists(path))
+        return ServerSettings::fromConfigFile(path);
+    ServerSettings s = ServerSettings::defaults();
+    s.configPath = path;
+    return s;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "DatabaseConfig.h"
+#include "ServerSettings.h"
 
 #include <QCommandLineParser>
 #include <QHostAddress>
@@ -22,4 +23,8 @@ struct AppOptions
 
     // SQLite in the data directory (created if needed) unless a database URL was given.
     DatabaseConfig database() const;
+    // The config file: --config, else DATA_DIR/config.json (which the window saves providers
+    // to). Settings come from it when it exists, else the defaults.
+    QString effectiveConfigPath() const;
+    ServerSettings settings() const;
 };

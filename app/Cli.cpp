@@ -2,6 +2,7 @@
 
 #include "AppOptions.h"
 #include "DatabaseService.h"
+#include "llm/ProviderRegistry.h"
 #include "Migrations.h"
 #include "Money.h"
 #include "Scopes.h"
@@ -289,12 +290,12 @@ int serve(const QStringList &args)
     QStringList rest = args;
     if (!parse(p, rest, QStringLiteral("Run the Switchyard HTTP API without a window."), true, {}))
         return 0;
-    ServerSettings settings = p.options.configFile.isEmpty()
-                                  ? ServerSettings::defaults()
-                                  : ServerSettings::fromConfigFile(p.options.configFile);
+    const ServerSettings settings = p.options.settings();
     DatabaseService db(p.options.database());
     db.start();
-    ServerHost host(db, settings);
+    ProviderRegistry registry(settings.gateway, settings.configPath);
+    registry.startCatalogSync(&db);
+    ServerHost host(db, settings, &registry);
     QString error;
     if (!host.start(p.options.listenAddress, p.options.listenPort, &error)) {
         err() << "error: cannot listen on " << p.options.listenAddress.toString() << ":"

@@ -1,5 +1,6 @@
 #include "AppOptions.h"
 #include "DatabaseService.h"
+#include "llm/ProviderRegistry.h"
 #include "MainWindow.h"
 #include "ServerHost.h"
 
@@ -24,12 +25,12 @@ int main(int argc, char *argv[])
 
     try {
         const AppOptions options = AppOptions::from(parser, true);
-        const ServerSettings settings = options.configFile.isEmpty()
-                                            ? ServerSettings::defaults()
-                                            : ServerSettings::fromConfigFile(options.configFile);
+        const ServerSettings settings = options.settings();
         DatabaseService db(options.database());
         db.start();
-        ServerHost host(db, settings);
+        ProviderRegistry registry(settings.gateway, settings.configPath);
+        registry.startCatalogSync(&db);
+        ServerHost host(db, settings, &registry);
         QString error;
         bool serving = host.start(options.listenAddress, options.listenPort, &error);
         if (!serving && options.listenPort != 0) {

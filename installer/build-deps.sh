@@ -7,7 +7,7 @@ packages=(
     build-essential cmake ninja-build pkg-config
     qt6-base-dev qt6-base-dev-tools qt6-charts-dev libgl-dev
     libqt6sql6-sqlite libqt6sql6-psql qt6-qpa-plugins
-    postgresql curl
+    postgresql curl libcurl4-openssl-dev
 )
 if [ "${1:-}" = "--tests" ]; then
     packages+=(xvfb wrk libbenchmark-dev)

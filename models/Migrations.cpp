@@ -48,6 +48,11 @@ const QList<QStringList> &steps()
             "CREATE INDEX usage_request ON usage_records(request_id)",
             "INSERT INTO accounts (name, balance, created_ms) VALUES ('default', 0, {NOW})",
         },
+        // 2: the last good model list of each live-catalog provider, so a restart works offline
+        {
+            "CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, body TEXT NOT NULL, "
+            "fetched_ms BIGINT NOT NULL)",
+        },
     };
     return s;
 }

@@ -4,8 +4,13 @@
 
 namespace Money {
 
-std::optional<qint64> parseCredits(QStringView text)
+std::optional<qint64> parseScaled(QStringView text, int decimals)
 {
+    if (decimals < 0 || decimals > 18)
+        return std::nullopt;
+    qint64 one = 1;
+    for (int i = 0; i < decimals; ++i)
+        one *= 10;
     text = text.trimmed();
     if (text.isEmpty())
         return std::nullopt;
@@ -19,18 +24,18 @@ std::optional<qint64> parseCredits(QStringView text)
     const QStringView frac = dot < 0 ? QStringView() : text.mid(dot + 1);
     if (whole.isEmpty() && frac.isEmpty())
         return std::nullopt;
-    if (frac.size() > 9 || (dot >= 0 && frac.isEmpty()))
+    if (frac.size() > decimals || (dot >= 0 && frac.isEmpty()))
         return std::nullopt;
     __int128 units = 0;
     for (QChar c : whole) {
         if (c < u'0' || c > u'9')
             return std::nullopt;
         units = units * 10 + (c.unicode() - u'0');
-        if (units > std::numeric_limits<qint64>::max() / kUnitsPerCredit + 1)
+        if (units > std::numeric_limits<qint64>::max() / one + 1)
             return std::nullopt;
     }
-    units *= kUnitsPerCredit;
-    qint64 scale = kUnitsPerCredit / 10;
+    units *= one;
+    qint64 scale = one / 10;
     for (QChar c : frac) {
         if (c < u'0' || c > u'9')
             return std::nullopt;
@@ -40,6 +45,17 @@ std::optional<qint64> parseCredits(QStringView text)
     if (units > std::numeric_limits<qint64>::max())
         return std::nullopt;
     return negative ? -static_cast<qint64>(units) : static_cast<qint64>(units);
+}
+
+std::optional<qint64> parseCredits(QStringView text)
+{
+    return parseScaled(text, 9);
+}
+
+std::optional<qint64> parsePerTokenPrice(QStringView text)
+{
+    // credits per token -> units per 1M tokens: 9 + 6 decimal places.
+    return parseScaled(text, 15);
 }
 
 QString formatCredits(qint64 units)

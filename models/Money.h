@@ -16,6 +16,12 @@ constexpr qint64 kUnitsPerCredit = 1'000'000'000;
 // anything else (exponents, commas, overflow) is refused.
 std::optional<qint64> parseCredits(QStringView text);
 
+// Parses a decimal into an integer scaled by 10^decimals; refuses more decimals than that.
+std::optional<qint64> parseScaled(QStringView text, int decimals);
+
+// A catalog's per-token price ("0.0000025" credits per token) as units per 1M tokens, exact.
+std::optional<qint64> parsePerTokenPrice(QStringView text);
+
 // Formats units as a decimal credit amount with all nine decimals ("12.500000000").
 QString formatCredits(qint64 units);
 

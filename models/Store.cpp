@@ -490,3 +490,27 @@ QList<UsageBucket> Store::usageBuckets(qint64 accountId, const QDateTime &from, 
         out.append({timeOf(q.value(0)), q.value(1).toLongLong(), q.value(2).toLongLong()});
     return out;
 }
+
+void Store::saveCatalogCache(const QString &provider, const QByteArray &body, const QDateTime &when)
+{
+    QSqlQuery &q = prepared("INSERT INTO catalog_cache (provider, body, fetched_ms) VALUES (?, ?, "
+                            "CAST(? AS BIGINT)) ON CONFLICT (provider) DO UPDATE SET "
+                            "body = excluded.body, fetched_ms = excluded.fetched_ms");
+    q.addBindValue(provider);
+    q.addBindValue(QString::fromUtf8(body));
+    q.addBindValue(when.toMSecsSinceEpoch());
+    exec(q);
+    q.finish();
+}
+
+QList<Store::CatalogCacheEntry> Store::catalogCache()
+{
+    QSqlQuery &q = prepared("SELECT provider, body, fetched_ms FROM catalog_cache");
+    exec(q);
+    QList<CatalogCacheEntry> out;
+    while (q.next())
+        out.append({q.value(0).toString(), q.value(1).toString().toUtf8(),
+                    QDateTime::fromMSecsSinceEpoch(q.value(2).toLongLong(), Qt::UTC)});
+    q.finish();
+    return out;
+}

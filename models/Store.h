@@ -88,6 +88,16 @@ public:
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 
+    // Live model catalogs: the raw list per provider and when it was fetched.
+    struct CatalogCacheEntry
+    {
+        QString provider;
+        QByteArray body;
+        QDateTime fetched;
+    };
+    void saveCatalogCache(const QString &provider, const QByteArray &body, const QDateTime &when);
+    QList<CatalogCacheEntry> catalogCache();
+
 private:
     QSqlQuery &prepared(const char *sql);
     static void exec(QSqlQuery &q);

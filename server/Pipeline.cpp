@@ -235,19 +235,7 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
     const Identity &id = ctx->identity();
     UsageRecord &u = ctx->usage();
     const bool metered = id.kind == AuthMode::ApiKey;
-    if (metered) {
-        u.accountId = id.accountId;
-        u.keyId = id.keyId;
-        u.time = QDateTime::currentDateTimeUtc();
-        if (u.endpoint.isEmpty())
-            u.endpoint = ctx->request().path;
-        u.status = status;
-        u.requestId = ctx->requestId();
-    }
-    if (ctx->m_reserved > 0) {
-        m_credits.release(id.accountId, ctx->m_reserved);
-        ctx->m_reserved = 0;
-    }
+    fillUsage(ctx, status);
     if (metered && u.cost > 0 && status < 400) {
         // Billed: the charge and usage record commit before the answer leaves.
         u.latencyMs = int(ctx->elapsedMs());
@@ -275,10 +263,75 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
     }
 }
 
+void Pipeline::fillUsage(const ContextPtr &ctx, int status)
+{
+    const Identity &id = ctx->identity();
+    UsageRecord &u = ctx->usage();
+    if (id.kind == AuthMode::ApiKey) {
+        u.accountId = id.accountId;
+        u.keyId = id.keyId;
+        u.time = QDateTime::currentDateTimeUtc();
+        if (u.endpoint.isEmpty())
+            u.endpoint = ctx->request().path;
+        u.status = status;
+        u.requestId = ctx->requestId();
+    }
+    if (ctx->m_reserved > 0) {
+        m_credits.release(id.accountId, ctx->m_reserved);
+        ctx->m_reserved = 0;
+    }
+}
+
+void Pipeline::observe(const ContextPtr &ctx, int status)
+{
+    m_metrics.observe(familyLabel(ctx), status, ctx->m_timer.nsecsElapsed() / 1e9);
+    emit requestServed(familyLabel(ctx), status, int(ctx->elapsedMs()));
+}
+
 void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body)
 {
     ctx->exchange()->respond(status, headers, body);
-    const qint64 ms = ctx->elapsedMs();
-    m_metrics.observe(familyLabel(ctx), status, ctx->m_timer.nsecsElapsed() / 1e9);
-    emit requestServed(familyLabel(ctx), status, int(ms));
+    observe(ctx, status);
+}
+
+void Pipeline::startStream(const ContextPtr &ctx, int status, HttpHeaders headers)
+{
+    headers.prepend({"Content-Type", "text/event-stream; charset=utf-8"});
+    headers.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
+    headers.append({"X-Request-Id", ctx->requestId().toLatin1()});
+    headers.append(ctx->m_rateHeaders);
+    ctx->m_streamStatus = status;
+    ctx->exchange()->startStream(status, headers);
+}
+
+void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
+                            const QByteArray &failedTail)
+{
+    const int status = ctx->m_streamStatus;
+    fillUsage(ctx, status);
+    UsageRecord &u = ctx->usage();
+    const bool metered = ctx->identity().kind == AuthMode::ApiKey;
+    u.latencyMs = int(ctx->elapsedMs());
+    auto end = [this, ctx, status](const QByteArray &bytes) {
+        if (!bytes.isEmpty())
+            ctx->exchange()->writeChunk(bytes);
+        ctx->exchange()->endStream();
+        observe(ctx, status);
+    };
+    if (metered && u.cost > 0) {
+        // The stream's last event leaves only once its charge and usage record are committed.
+        m_db.settle(this, u, [ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
+            if (!r.ok()) {
+                qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
+                         qPrintable(r.error));
+                end(failedTail);
+                return;
+            }
+            end(tail);
+        });
+        return;
+    }
+    end(tail);
+    if (metered)
+        m_db.recordUsage(u);
 }

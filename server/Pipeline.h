@@ -34,6 +34,8 @@ public:
 
     // Called by RequestContext.
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
+    void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
+    void finishStream(const ContextPtr &ctx, const QByteArray &tail, const QByteArray &failedTail);
 
 signals:
     void requestServed(const QString &family, int status, int latencyMs);
@@ -44,6 +46,8 @@ private:
     void admit(const ContextPtr &ctx);
     void run(const ContextPtr &ctx);
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
+    void fillUsage(const ContextPtr &ctx, int status);
+    void observe(const ContextPtr &ctx, int status);
 
     DatabaseService &m_db;
     ServerSettings m_settings;

@@ -75,3 +75,26 @@ void RequestContext::respondError(int status, const QString &message, const QStr
     respondRaw(status, "application/json",
                ErrorEnvelope::body(m_style, status, message, type, param, code));
 }
+
+void RequestContext::startStream(int status, HttpHeaders extra)
+{
+    if (m_answered)
+        return;
+    m_answered = true;
+    m_streaming = true;
+    m_pipeline.startStream(shared_from_this(), status, std::move(extra));
+}
+
+void RequestContext::writeStream(const QByteArray &bytes)
+{
+    if (m_streaming)
+        m_exchange->writeChunk(bytes);
+}
+
+void RequestContext::finishStream(const QByteArray &tail, const QByteArray &failedTail)
+{
+    if (!m_streaming)
+        return;
+    m_streaming = false;
+    m_pipeline.finishStream(shared_from_this(), tail, failedTail);
+}

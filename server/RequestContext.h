@@ -53,8 +53,22 @@ public:
     void respondError(int status, const QString &message, const QString &type = {},
                       const QString &param = {}, const QString &code = {});
 
+    // Streaming: the head now (with X-Request-Id and rate headers), then pieces as they come.
+    // finishStream() settles usage() first when it has a cost, then writes `tail` (the
+    // protocol's final event) and ends, so a client that saw the end of a billed stream is
+    // always in the ledger. If settlement fails, `failedTail` goes out instead.
+    void startStream(int status, HttpHeaders extra = {});
+    void writeStream(const QByteArray &bytes);
+    void finishStream(const QByteArray &tail, const QByteArray &failedTail = {});
+    bool isStreaming() const { return m_streaming; }
+    // The status a stream's usage record carries when it did not end normally (499, 502).
+    void setStreamStatus(int status) { m_streamStatus = status; }
+    bool clientGone() const { return !m_exchange->isOpen(); }
+
 private:
     friend class Pipeline;
+    bool m_streaming = false;
+    int m_streamStatus = 200;
     Pipeline &m_pipeline;
     ExchangePtr m_exchange;
     QString m_requestId;

@@ -3,6 +3,8 @@
 #include "control/ControlRoutes.h"
 #include "DatabaseService.h"
 #include "http/HttpServer.h"
+#include "llm/Gateway.h"
+#include "llm/ProviderRegistry.h"
 #include "Pipeline.h"
 
 #include <QCoreApplication>
@@ -10,9 +12,11 @@
 #include <QJsonObject>
 #include <QTimer>
 
-Server::Server(DatabaseService &db, ServerSettings settings, QObject *parent)
+Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry,
+               QObject *parent)
     : QObject(parent), m_db(db), m_settings(std::move(settings)),
-      m_catalog(ModelCatalog::builtin()), m_pipeline(new Pipeline(db, m_settings, this))
+      m_registry(registry ? registry : new ProviderRegistry(m_settings.gateway, {}, this)),
+      m_pipeline(new Pipeline(db, m_settings, this))
 {
     HttpLimits limits;
     limits.maxHeaderBytes = m_settings.maxHeaderBytes;
@@ -23,6 +27,8 @@ Server::Server(DatabaseService &db, ServerSettings settings, QObject *parent)
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerPublicRoutes();
     registerControlRoutes(*m_pipeline);
+    m_gateway = new Gateway(*m_registry, this);
+    m_gateway->install(*m_pipeline, m_settings.llmMinimumReservation);
 }
 
 Server::~Server() = default;
@@ -73,7 +79,20 @@ void Server::registerPublicRoutes()
     models.pattern = QStringLiteral("/v1/models");
     models.family = QStringLiteral("models");
     models.handler = [this](const ContextPtr &ctx) {
-        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", m_catalog.toJson()}});
+        const auto snapshot = m_registry->snapshot();
+        QJsonArray data = snapshot->catalog.toJson();
+        // Live-catalog models, priced as listed (or as overridden locally).
+        for (auto p = snapshot->live.cbegin(); p != snapshot->live.cend(); ++p) {
+            for (const CatalogModel &m : p.value()) {
+                ModelEntry e;
+                e.id = QStringLiteral("gateway/%1/%2").arg(p.key(), m.id);
+                e.ownedBy = p.key();
+                e.endpoints = {QStringLiteral("chat.completions")};
+                e.price = m.price;
+                data.append(ModelCatalog::entryJson(e));
+            }
+        }
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
     };
     m_pipeline->addRoute(models);
 }

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "llm/ModelCatalog.h"
 #include "ServerSettings.h"
 
 #include <memory>
@@ -10,6 +9,8 @@
 class DatabaseService;
 class HttpServer;
 class Pipeline;
+class ProviderRegistry;
+class Gateway;
 
 // The HTTP API: the pipeline with every route family registered, and the listening socket.
 // Lives on one thread (ServerHost's); all of its work happens there.
@@ -17,7 +18,8 @@ class Server : public QObject
 {
     Q_OBJECT
 public:
-    Server(DatabaseService &db, ServerSettings settings, QObject *parent = nullptr);
+    Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry = nullptr,
+           QObject *parent = nullptr);
     ~Server() override;
 
     bool listen(const QHostAddress &address, quint16 port, QString *error);
@@ -36,7 +38,8 @@ private:
 
     DatabaseService &m_db;
     ServerSettings m_settings;
-    ModelCatalog m_catalog;
+    ProviderRegistry *m_registry;
     Pipeline *m_pipeline;
+    Gateway *m_gateway = nullptr;
     HttpServer *m_http;
 };

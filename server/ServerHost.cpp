@@ -7,8 +7,9 @@
 #include <QEventLoop>
 #include <QSemaphore>
 
-ServerHost::ServerHost(DatabaseService &db, ServerSettings settings, QObject *parent)
-    : QObject(parent), m_db(db), m_settings(std::move(settings))
+ServerHost::ServerHost(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry,
+                       QObject *parent)
+    : QObject(parent), m_db(db), m_settings(std::move(settings)), m_registry(registry)
 {
     m_thread.setObjectName(QStringLiteral("server"));
 }
@@ -31,7 +32,7 @@ bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error
         m_anchor,
         [&] {
             try {
-                m_server = new Server(m_db, m_settings, m_anchor);
+                m_server = new Server(m_db, m_settings, m_registry, m_anchor);
                 for (const auto &install : m_installers)
                     install(m_server->pipeline());
                 connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,

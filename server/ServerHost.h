@@ -11,6 +11,7 @@
 
 class DatabaseService;
 class Pipeline;
+class ProviderRegistry;
 class Server;
 
 // Runs the HTTP server on a thread of its own, so that neither the window's GUI thread nor the
@@ -19,7 +20,10 @@ class ServerHost : public QObject
 {
     Q_OBJECT
 public:
-    ServerHost(DatabaseService &db, ServerSettings settings, QObject *parent = nullptr);
+    // registry: the gateway's providers, shared with the window; null: the server makes its
+    // own from settings.gateway (no live-catalog refresh).
+    ServerHost(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry = nullptr,
+               QObject *parent = nullptr);
     ~ServerHost() override;
 
     // Registers extra routes (a service family, or a test's) when the server is built on its
@@ -41,6 +45,7 @@ signals:
 private:
     DatabaseService &m_db;
     ServerSettings m_settings;
+    ProviderRegistry *m_registry;
     QThread m_thread;
     QObject *m_anchor = nullptr; // lives on the server thread; owns the server
     Server *m_server = nullptr;

@@ -1,5 +1,7 @@
 #include "ServerSettings.h"
 
+#include "Money.h"
+
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -53,6 +55,20 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
     intField("idle_timeout_ms", s.idleTimeoutMs);
     intField("drain_timeout_ms", s.drainTimeoutMs);
     intField("auth_cache_ms", s.authCacheMs);
+
+    s.configPath = path;
+    const QJsonValue gateway = root.value("gateway");
+    if (!gateway.isUndefined() && !gateway.isObject())
+        throw std::runtime_error("config: gateway must be an object");
+    s.gateway = GatewayConfig::fromJson(gateway.toObject());
+    if (gateway.toObject().contains("min_reservation")) {
+        const auto units =
+            Money::parseCredits(gateway.toObject().value("min_reservation").toString());
+        if (!units || *units < 0)
+            throw std::runtime_error("config: gateway.min_reservation must be a decimal string of "
+                                     "credits, e.g. \"0.001\"");
+        s.llmMinimumReservation = *units;
+    }
 
     const QJsonObject limits = root.value("rate_limits").toObject();
     for (auto t = limits.begin(); t != limits.end(); ++t) {

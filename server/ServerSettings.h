@@ -1,5 +1,7 @@
 #pragma once
 
+#include "llm/GatewayConfig.h"
+
 #include <QHash>
 #include <QString>
 #include <QStringList>
@@ -26,6 +28,10 @@ struct ServerSettings
     int drainTimeoutMs = 10'000;
     int authCacheMs = 2'000;        // a revocation on another instance is seen within this time
     QHash<QString, RateTier> tiers; // "default" always present after load
+    GatewayConfig gateway = GatewayConfig::defaults();
+    // Credits a text-generation request must find available before its upstream call.
+    qint64 llmMinimumReservation = 1'000'000; // 0.001 credits
+    QString configPath; // the file the settings came from (the window saves providers there)
 
     static ServerSettings defaults();
     // Reads the "server" and "rate_limits" sections of a JSON config file; throws

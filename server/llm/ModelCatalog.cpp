@@ -35,19 +35,7 @@ ModelCatalog ModelCatalog::fromJson(const QByteArray &json)
     ModelCatalog c;
     const QJsonObject root = doc.object();
     for (const QJsonValue &v : root.value("models").toArray()) {
-        const QJsonObject o = v.toObject();
-        ModelEntry m;
-        m.id = o.value("id").toString();
-        if (m.id.isEmpty())
-            throw std::runtime_error("a model in the catalog has no id");
-        m.ownedBy = o.value("owned_by").toString();
-        m.provider = o.value("provider").toString();
-        m.upstreamModel = o.value("upstream_model").toString(m.id);
-        for (const QJsonValue &e : o.value("endpoints").toArray())
-            m.endpoints.append(e.toString());
-        const QJsonObject p = o.value("pricing").toObject();
-        m.price = {price(p, "input", m.id), price(p, "output", m.id), price(p, "cache_read", m.id),
-                   price(p, "cache_write", m.id)};
+        const ModelEntry m = entryFromJson(v.toObject());
         if (c.m_index.contains(m.id))
             throw std::runtime_error("model " + m.id.toStdString() + " is listed twice");
         c.m_index.insert(m.id, c.m_models.size());
@@ -57,6 +45,54 @@ ModelCatalog ModelCatalog::fromJson(const QByteArray &json)
     if (!c.m_auto.isEmpty() && !c.m_index.contains(c.m_auto))
         throw std::runtime_error("'auto' names a model that is not in the catalog");
     return c;
+}
+
+ModelEntry ModelCatalog::entryFromJson(const QJsonObject &o)
+{
+    ModelEntry m;
+    m.id = o.value("id").toString();
+    if (m.id.isEmpty())
+        throw std::runtime_error("a model in the catalog has no id");
+    if (m.id.startsWith(QLatin1String("gateway/")))
+        throw std::runtime_error("model " + m.id.toStdString() +
+                                 ": gateway/* models come from a catalog provider's live list");
+    m.ownedBy = o.value("owned_by").toString();
+    m.provider = o.value("provider").toString();
+    if (m.provider.isEmpty())
+        throw std::runtime_error("model " + m.id.toStdString() + " names no provider");
+    m.upstreamModel = o.value("upstream_model").toString(m.id);
+    static const QStringList known = {QStringLiteral("chat.completions"),
+                                      QStringLiteral("responses"), QStringLiteral("messages")};
+    for (const QJsonValue &e : o.value("endpoints").toArray()) {
+        if (!known.contains(e.toString()))
+            throw std::runtime_error("model " + m.id.toStdString() + ": unknown endpoint '" +
+                                     e.toString().toStdString() +
+                                     "' (chat.completions, responses or messages)");
+        m.endpoints.append(e.toString());
+    }
+    const QJsonObject p = o.value("pricing").toObject();
+    m.price = {price(p, "input", m.id), price(p, "output", m.id), price(p, "cache_read", m.id),
+               price(p, "cache_write", m.id)};
+    return m;
+}
+
+void ModelCatalog::upsert(const ModelEntry &entry)
+{
+    const auto it = m_index.constFind(entry.id);
+    if (it != m_index.constEnd()) {
+        m_models[*it] = entry;
+        return;
+    }
+    m_index.insert(entry.id, m_models.size());
+    m_models.append(entry);
+}
+
+void ModelCatalog::setAutoModel(const QString &id)
+{
+    if (!m_index.contains(id))
+        throw std::runtime_error("'auto' names " + id.toStdString() +
+                                 ", which is not in the catalog");
+    m_auto = id;
 }
 
 ModelCatalog ModelCatalog::builtin()
@@ -75,23 +111,34 @@ std::optional<ModelEntry> ModelCatalog::find(const QString &id) const
     return m_models.at(*it);
 }
 
+namespace {
+
+QJsonObject priceJson(const ModelPrice &p)
+{
+    return QJsonObject{{"input", Money::formatCredits(p.input)},
+                       {"output", Money::formatCredits(p.output)},
+                       {"cache_read", Money::formatCredits(p.cacheRead)},
+                       {"cache_write", Money::formatCredits(p.cacheWrite)},
+                       {"unit", "credits per 1M tokens"}};
+}
+
+} // namespace
+
+QJsonObject ModelCatalog::entryJson(const ModelEntry &m)
+{
+    return QJsonObject{{"id", m.id},
+                       {"object", "model"},
+                       {"created", 0},
+                       {"owned_by", m.ownedBy},
+                       {"endpoints", QJsonArray::fromStringList(m.endpoints)},
+                       {"pricing", priceJson(m.price)}};
+}
+
 QJsonArray ModelCatalog::toJson() const
 {
     QJsonArray data;
-    auto priceJson = [](const ModelPrice &p) {
-        return QJsonObject{{"input", Money::formatCredits(p.input)},
-                           {"output", Money::formatCredits(p.output)},
-                           {"cache_read", Money::formatCredits(p.cacheRead)},
-                           {"cache_write", Money::formatCredits(p.cacheWrite)},
-                           {"unit", "credits per 1M tokens"}};
-    };
     for (const ModelEntry &m : m_models)
-        data.append(QJsonObject{{"id", m.id},
-                                {"object", "model"},
-                                {"created", 0},
-                                {"owned_by", m.ownedBy},
-                                {"endpoints", QJsonArray::fromStringList(m.endpoints)},
-                                {"pricing", priceJson(m.price)}});
+        data.append(entryJson(m));
     if (const auto target = find(m_auto))
         data.append(QJsonObject{{"id", "auto"},
                                 {"object", "model"},

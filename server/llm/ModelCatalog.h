@@ -3,6 +3,7 @@
 #include <optional>
 #include <QHash>
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -36,8 +37,15 @@ public:
     const QList<ModelEntry> &models() const { return m_models; }
     std::optional<ModelEntry> find(const QString &id) const;
     QString autoModel() const { return m_auto; }
+    // Adds a model or replaces the one with the same id.
+    void upsert(const ModelEntry &entry);
+    // Throws std::runtime_error when the model is not in the catalog.
+    void setAutoModel(const QString &id);
+    // Reads one "models" item of a catalog or config file; throws naming the bad field.
+    static ModelEntry entryFromJson(const QJsonObject &o);
     // The /v1/models listing (OpenAI list shape, with endpoints and prices added).
     QJsonArray toJson() const;
+    static QJsonObject entryJson(const ModelEntry &m);
 
 private:
     QList<ModelEntry> m_models;

@@ -1,0 +1,45 @@
+#pragma once
+
+#include "Relay.h"
+
+#include <memory>
+#include <QElapsedTimer>
+#include <QObject>
+#include <QSet>
+#include <QTimer>
+
+class Pipeline;
+class ProviderRegistry;
+class UpstreamClient;
+class GatewayCall;
+
+// The text-generation gateway (spec 4.1 to 4.3): POST /v1/chat/completions, /v1/responses and
+// /v1/messages, routed by model to upstream providers, relayed (streamed or whole), billed per
+// token. Lives on the server thread, with one upstream client for every call.
+class Gateway : public QObject
+{
+    Q_OBJECT
+public:
+    Gateway(ProviderRegistry &registry, QObject *parent = nullptr);
+    ~Gateway() override;
+
+    void install(Pipeline &pipeline, qint64 minimumReservation);
+
+    ProviderRegistry &registry() { return m_registry; }
+    UpstreamClient &client() { return *m_client; }
+    qint64 nowMs() const { return m_clock.elapsed(); }
+    int openStreams() const { return int(m_streams.size()); }
+
+    // Streams get keep-alive comments while their upstream is silent.
+    void streamStarted(const std::shared_ptr<GatewayCall> &call);
+    void streamEnded(GatewayCall *call);
+
+private:
+    void sendKeepAlives();
+
+    ProviderRegistry &m_registry;
+    UpstreamClient *m_client;
+    QElapsedTimer m_clock;
+    QTimer m_keepAlive;
+    QHash<GatewayCall *, std::weak_ptr<GatewayCall>> m_streams;
+};

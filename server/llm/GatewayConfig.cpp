@@ -1,0 +1,293 @@
+#include "GatewayConfig.h"
+
+#include "Money.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <QUrl>
+#include <stdexcept>
+
+namespace {
+
+[[noreturn]] void fail(const QString &message)
+{
+    throw std::runtime_error(("config: " + message).toStdString());
+}
+
+int positiveMs(const QJsonObject &o, const char *field, int fallback, const QString &where)
+{
+    const QJsonValue v = o.value(QLatin1String(field));
+    if (v.isUndefined())
+        return fallback;
+    if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 24 * 3600 * 1000.0)
+        fail(QStringLiteral("%1.%2 must be a number of milliseconds")
+                 .arg(where, QLatin1String(field)));
+    return v.toInt();
+}
+
+ProviderType parseType(const QString &name, const QString &where)
+{
+    if (name == u"openai")
+        return ProviderType::OpenAI;
+    if (name == u"anthropic")
+        return ProviderType::Anthropic;
+    if (name == u"catalog")
+        return ProviderType::Catalog;
+    fail(QStringLiteral("%1.type must be openai, anthropic or catalog, not '%2'").arg(where, name));
+}
+
+QJsonObject priceJson(const ModelPrice &p)
+{
+    return {{"input", Money::formatCredits(p.input)},
+            {"output", Money::formatCredits(p.output)},
+            {"cache_read", Money::formatCredits(p.cacheRead)},
+            {"cache_write", Money::formatCredits(p.cacheWrite)}};
+}
+
+ModelPrice parsePrice(const QJsonObject &o, const QString &where)
+{
+    auto one = [&](const char *field) -> qint64 {
+        const QJsonValue v = o.value(QLatin1String(field));
+        if (v.isUndefined())
+            return 0;
+        const auto units = Money::parseCredits(v.toString());
+        if (!v.isString() || !units || *units < 0)
+            fail(QStringLiteral("%1.%2 must be a non-negative decimal string (credits per 1M "
+                                "tokens)")
+                     .arg(where, QLatin1String(field)));
+        return *units;
+    };
+    return {one("input"), one("output"), one("cache_read"), one("cache_write")};
+}
+
+ProviderConfig parseProvider(const QString &name, const QJsonObject &o, ProviderConfig p)
+{
+    const QString where = QStringLiteral("gateway.providers.%1").arg(name);
+    p.name = name;
+    if (o.contains("type"))
+        p.type = parseType(o.value("type").toString(), where);
+    if (o.contains("base_url")) {
+        p.baseUrl = o.value("base_url").toString();
+        const QUrl url(p.baseUrl);
+        if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
+            url.host().isEmpty())
+            fail(QStringLiteral("%1.base_url must be an http or https URL").arg(where));
+        while (p.baseUrl.endsWith(u'/'))
+            p.baseUrl.chop(1);
+    }
+    if (p.baseUrl.isEmpty())
+        fail(QStringLiteral("%1.base_url is required").arg(where));
+    if (o.contains("keys")) {
+        if (!o.value("keys").isArray())
+            fail(QStringLiteral("%1.keys must be an array of strings").arg(where));
+        p.keys.clear();
+        for (const QJsonValue &k : o.value("keys").toArray()) {
+            if (!k.isString() || k.toString().trimmed().isEmpty())
+                fail(QStringLiteral("%1.keys must be an array of non-empty strings").arg(where));
+            p.keys.append(k.toString().trimmed());
+        }
+    }
+    // An environment variable keeps the secret out of the file.
+    if (o.contains("keys_env")) {
+        const QByteArray env = qgetenv(o.value("keys_env").toString().toLatin1().constData());
+        for (const QByteArray &k : env.split(','))
+            if (!k.trimmed().isEmpty())
+                p.keys.append(QString::fromUtf8(k.trimmed()));
+    }
+    const QJsonObject t = o.value("timeouts").toObject();
+    const QString tw = where + QStringLiteral(".timeouts");
+    p.connectTimeoutMs = positiveMs(t, "connect_ms", p.connectTimeoutMs, tw);
+    p.firstByteTimeoutMs = positiveMs(t, "first_byte_ms", p.firstByteTimeoutMs, tw);
+    p.idleTimeoutMs = positiveMs(t, "idle_ms", p.idleTimeoutMs, tw);
+    p.totalTimeoutMs = positiveMs(t, "total_ms", p.totalTimeoutMs, tw);
+    p.messagesTimeoutMs = positiveMs(t, "messages_ms", p.messagesTimeoutMs, tw);
+    p.restMs = positiveMs(o, "key_rest_ms", p.restMs, where);
+    if (o.contains("refresh_minutes")) {
+        const QJsonValue v = o.value("refresh_minutes");
+        if (!v.isDouble() || v.toDouble() < 0)
+            fail(QStringLiteral("%1.refresh_minutes must be a number (0: only on demand)")
+                     .arg(where));
+        p.refreshMinutes = v.toInt();
+    }
+    const QJsonObject overrides = o.value("price_overrides").toObject();
+    for (auto it = overrides.begin(); it != overrides.end(); ++it)
+        p.priceOverrides.insert(it.key(),
+                                parsePrice(it.value().toObject(),
+                                           where + QStringLiteral(".price_overrides.") + it.key()));
+    return p;
+}
+
+} // namespace
+
+QString providerTypeName(ProviderType type)
+{
+    switch (type) {
+    case ProviderType::OpenAI:
+        return QStringLiteral("openai");
+    case ProviderType::Anthropic:
+        return QStringLiteral("anthropic");
+    case ProviderType::Catalog:
+        return QStringLiteral("catalog");
+    }
+    return {};
+}
+
+QString ProviderConfig::maskKey(const QString &key)
+{
+    if (key.size() <= 12)
+        return QStringLiteral("••••");
+    return key.left(4) + QStringLiteral("••••") + key.right(4);
+}
+
+GatewayConfig GatewayConfig::defaults()
+{
+    GatewayConfig g;
+    auto add = [&](const char *name, ProviderType type, const char *base) {
+        ProviderConfig p;
+        p.name = QLatin1String(name);
+        p.type = type;
+        p.baseUrl = QLatin1String(base);
+        g.providers.append(p);
+    };
+    add("openai", ProviderType::OpenAI, "https://api.openai.com/v1");
+    add("anthropic", ProviderType::Anthropic, "https://api.anthropic.com/v1");
+    // DeepSeek serves the messages protocol under /anthropic; chat completions to a vendorC
+    // model are translated.
+    add("deepseek", ProviderType::Anthropic, "https://api.deepseek.com/anthropic/v1");
+    add("openrouter", ProviderType::Catalog, "https://openrouter.ai/api/v1");
+    return g;
+}
+
+GatewayConfig GatewayConfig::fromJson(const QJsonObject &gateway)
+{
+    GatewayConfig g = defaults();
+    if (gateway.contains("auto_model"))
+        g.autoModel = gateway.value("auto_model").toString();
+    if (gateway.contains("keepalive_ms"))
+        g.keepAliveMs =
+            positiveMs(gateway, "keepalive_ms", g.keepAliveMs, QStringLiteral("gateway"));
+    const QJsonValue providers = gateway.value("providers");
+    if (!providers.isUndefined() && !providers.isObject())
+        fail(QStringLiteral("gateway.providers must be an object of name: provider"));
+    const QJsonObject po = providers.toObject();
+    for (auto it = po.begin(); it != po.end(); ++it) {
+        if (!it.value().isObject())
+            fail(QStringLiteral("gateway.providers.%1 must be an object").arg(it.key()));
+        if (it.key().isEmpty() || it.key().contains(u'/'))
+            fail(QStringLiteral("gateway.providers: '%1' is not a valid provider name")
+                     .arg(it.key()));
+        const ProviderConfig *existing = g.provider(it.key());
+        ProviderConfig p =
+            parseProvider(it.key(), it.value().toObject(), existing ? *existing : ProviderConfig{});
+        if (existing) {
+            for (ProviderConfig &e : g.providers)
+                if (e.name == p.name)
+                    e = p;
+        } else {
+            g.providers.append(p);
+        }
+    }
+    const QJsonValue models = gateway.value("models");
+    if (!models.isUndefined() && !models.isArray())
+        fail(QStringLiteral("gateway.models must be an array of catalog entries"));
+    for (const QJsonValue &m : models.toArray()) {
+        try {
+            g.models.append(ModelCatalog::entryFromJson(m.toObject()));
+        } catch (const std::exception &e) {
+            fail(QStringLiteral("gateway.models: %1").arg(QString::fromUtf8(e.what())));
+        }
+    }
+    return g;
+}
+
+QJsonObject GatewayConfig::toJson() const
+{
+    QJsonObject providersJson;
+    for (const ProviderConfig &p : providers) {
+        QJsonObject o{{"type", providerTypeName(p.type)},
+                      {"base_url", p.baseUrl},
+                      {"keys", QJsonArray::fromStringList(p.keys)},
+                      {"key_rest_ms", p.restMs},
+                      {"timeouts", QJsonObject{{"connect_ms", p.connectTimeoutMs},
+                                               {"first_byte_ms", p.firstByteTimeoutMs},
+                                               {"idle_ms", p.idleTimeoutMs},
+                                               {"total_ms", p.totalTimeoutMs},
+                                               {"messages_ms", p.messagesTimeoutMs}}}};
+        if (p.type == ProviderType::Catalog) {
+            o.insert("refresh_minutes", p.refreshMinutes);
+            QJsonObject overrides;
+            for (auto it = p.priceOverrides.begin(); it != p.priceOverrides.end(); ++it)
+                overrides.insert(it.key(), priceJson(it.value()));
+            o.insert("price_overrides", overrides);
+        }
+        providersJson.insert(p.name, o);
+    }
+    QJsonArray modelsJson;
+    for (const ModelEntry &m : models)
+        modelsJson.append(QJsonObject{{"id", m.id},
+                                      {"owned_by", m.ownedBy},
+                                      {"provider", m.provider},
+                                      {"upstream_model", m.upstreamModel},
+                                      {"endpoints", QJsonArray::fromStringList(m.endpoints)},
+                                      {"pricing", priceJson(m.price)}});
+    QJsonObject g{{"providers", providersJson}, {"keepalive_ms", keepAliveMs}};
+    if (!autoModel.isEmpty())
+        g.insert("auto_model", autoModel);
+    if (!modelsJson.isEmpty())
+        g.insert("models", modelsJson);
+    return g;
+}
+
+const ProviderConfig *GatewayConfig::provider(const QString &name) const
+{
+    for (const ProviderConfig &p : providers)
+        if (p.name == name)
+            return &p;
+    return nullptr;
+}
+
+ModelCatalog GatewayConfig::buildCatalog(const ModelCatalog &base) const
+{
+    ModelCatalog c = base;
+    for (const ModelEntry &m : models)
+        c.upsert(m);
+    for (const ModelEntry &m : c.models()) {
+        const ProviderConfig *p = provider(m.provider);
+        if (!p)
+            fail(QStringLiteral("model %1 names provider '%2', which is not configured")
+                     .arg(m.id, m.provider));
+        if (p->type == ProviderType::Catalog)
+            fail(QStringLiteral("model %1: a catalog provider's models are reached as "
+                                "gateway/%2/...")
+                     .arg(m.id, m.provider));
+    }
+    if (!autoModel.isEmpty())
+        c.setAutoModel(autoModel);
+    return c;
+}
+
+QString GatewayConfig::saveTo(const QString &path) const
+{
+    QJsonObject root;
+    QFile in(path);
+    if (in.exists()) {
+        if (!in.open(QIODevice::ReadOnly))
+            return QStringLiteral("cannot read %1: %2").arg(path, in.errorString());
+        QJsonParseError err;
+        const QJsonDocument doc = QJsonDocument::fromJson(in.readAll(), &err);
+        if (err.error != QJsonParseError::NoError || !doc.isObject())
+            return QStringLiteral("%1 is not a JSON object; not overwriting it").arg(path);
+        root = doc.object();
+    }
+    root.insert("gateway", toJson());
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly))
+        return QStringLiteral("cannot write %1: %2").arg(path, out.errorString());
+    out.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner); // holds upstream keys
+    out.write(QJsonDocument(root).toJson(QJsonDocument::Indented));
+    if (!out.commit())
+        return QStringLiteral("cannot write %1: %2").arg(path, out.errorString());
+    return {};
+}

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <initializer_list>
+#include <QByteArray>
+#include <QByteArrayView>
+
+// Finds and replaces values in JSON text without building a document: the relay touches only
+// the `model` field and reads only `usage` of each streamed event, and copying the rest
+// byte for byte keeps it fast and keeps the upstream's bytes intact.
+namespace JsonScan {
+
+struct Span
+{
+    qsizetype begin = -1; // offset of the value's first byte
+    qsizetype end = -1;   // one past its last byte
+    bool found() const { return begin >= 0; }
+};
+
+// The value at a path of object keys from the top-level object, e.g. {"message", "usage"}.
+// Returns an empty span if the text is not an object, the path is missing or the JSON is broken.
+Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path);
+
+// Replaces a string value at the path with `value` (raw text, JSON-escaped by the caller).
+// Returns false (leaving json untouched) when there is no string there.
+bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
+                   QByteArrayView value);
+
+// `text` as a JSON string literal, quotes included.
+QByteArray quote(QByteArrayView text);
+
+} // namespace JsonScan

@@ -1,0 +1,388 @@
+#include "Relay.h"
+
+#include "ChatOverMessages.h"
+#include "JsonScan.h"
+#include "ModelCatalog.h"
+
+#include <QJsonDocument>
+
+namespace {
+
+QJsonObject parseObject(QByteArrayView json)
+{
+    return QJsonDocument::fromJson(QByteArray::fromRawData(json.data(), json.size())).object();
+}
+
+qint64 field(const QJsonObject &o, const char *name)
+{
+    return qMax<qint64>(0, o.value(QLatin1String(name)).toInteger());
+}
+
+QByteArray compact(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+// OpenAI chat usage: prompt_tokens includes cached tokens.
+void readChatUsage(const QJsonObject &u, TokenUsage *out)
+{
+    const qint64 cached = field(u.value("prompt_tokens_details").toObject(), "cached_tokens");
+    out->cacheRead = cached;
+    out->input = qMax<qint64>(0, field(u, "prompt_tokens") - cached);
+    out->output = field(u, "completion_tokens");
+    out->haveInput = out->haveOutput = true;
+}
+
+// Responses usage: input_tokens includes cached tokens.
+void readResponsesUsage(const QJsonObject &u, TokenUsage *out)
+{
+    const qint64 cached = field(u.value("input_tokens_details").toObject(), "cached_tokens");
+    out->cacheRead = cached;
+    out->input = qMax<qint64>(0, field(u, "input_tokens") - cached);
+    out->output = field(u, "output_tokens");
+    out->haveInput = out->haveOutput = true;
+}
+
+// Rewrites the model name to the upstream's in a client body (only the model is touched).
+QString rewriteRequest(const QJsonObject &clientBody, const QString &upstreamModel,
+                       QJsonObject *out)
+{
+    *out = clientBody;
+    out->insert("model", upstreamModel);
+    return {};
+}
+
+QByteArray openAiErrorEvent(const QString &message, const QString &type)
+{
+    return SseParser::format(
+        {}, compact(QJsonObject{{"error", QJsonObject{{"message", message},
+                                                      {"type", type},
+                                                      {"param", QJsonValue::Null},
+                                                      {"code", QJsonValue::Null}}}}));
+}
+
+// --- chat completions, both sides ------------------------------------------------------------
+
+class ChatRelay : public Relay
+{
+public:
+    using Relay::Relay;
+
+    QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
+    {
+        QJsonObject body;
+        rewriteRequest(clientBody, upstreamModel, &body);
+        m_stream = clientBody.value("stream").toBool();
+        if (m_stream) {
+            // Usage comes from the upstream: ask for it, strip it later if the client did not.
+            QJsonObject options = body.value("stream_options").toObject();
+            m_clientWantsUsage = options.value("include_usage").toBool();
+            options.insert("include_usage", true);
+            body.insert("stream_options", options);
+        }
+        m_upstreamBody = compact(body);
+        m_promptBytes = QJsonDocument(clientBody.value("messages").toArray())
+                            .toJson(QJsonDocument::Compact)
+                            .size();
+        return {};
+    }
+
+    bool convertBody(const QByteArray &upstream, QByteArray *client) override
+    {
+        const JsonScan::Span usage = JsonScan::find(upstream, {"usage"});
+        if (!JsonScan::find(upstream, {"choices"}).found())
+            return false;
+        if (usage.found() && upstream.at(usage.begin) == '{')
+            readChatUsage(
+                parseObject(QByteArrayView(upstream).sliced(usage.begin, usage.end - usage.begin)),
+                &m_usage);
+        *client = upstream;
+        JsonScan::replaceString(*client, {"model"}, m_quotedModel);
+        return true;
+    }
+
+    void onEvent(const SseEvent &event, QByteArray *out) override
+    {
+        if (event.comment || m_finished)
+            return;
+        if (event.data == "[DONE]") {
+            m_finished = true;
+            return;
+        }
+        QByteArray data = event.data;
+        if (const JsonScan::Span err = JsonScan::find(data, {"error"}); err.found()) {
+            const QJsonObject e =
+                parseObject(QByteArrayView(data).sliced(err.begin, err.end - err.begin));
+            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+            out->append(SseParser::format({}, data));
+            return;
+        }
+        const JsonScan::Span usage = JsonScan::find(data, {"usage"});
+        if (usage.found() && data.at(usage.begin) == '{') {
+            readChatUsage(
+                parseObject(QByteArrayView(data).sliced(usage.begin, usage.end - usage.begin)),
+                &m_usage);
+            if (!m_clientWantsUsage) {
+                const JsonScan::Span choices = JsonScan::find(data, {"choices"});
+                const QByteArrayView c =
+                    choices.found()
+                        ? QByteArrayView(data).sliced(choices.begin, choices.end - choices.begin)
+                        : QByteArrayView();
+                if (c.isEmpty() || c.trimmed() == "[]" ||
+                    QByteArray(c.data(), c.size()).replace(' ', "") == "[]")
+                    return; // the usage-only chunk the client did not ask for
+                data.replace(usage.begin, usage.end - usage.begin, "null");
+            }
+        } else {
+            noteDelta();
+        }
+        JsonScan::replaceString(data, {"model"}, m_quotedModel);
+        out->append(SseParser::format({}, data));
+    }
+
+    QByteArray tail() const override { return QByteArrayLiteral("data: [DONE]\n\n"); }
+
+    QByteArray errorEvent(const QString &message, const QString &type) const override
+    {
+        return openAiErrorEvent(message, type);
+    }
+
+private:
+    bool m_clientWantsUsage = false;
+};
+
+// --- responses, both sides --------------------------------------------------------------------
+
+class ResponsesRelay : public Relay
+{
+public:
+    using Relay::Relay;
+
+    QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
+    {
+        QJsonObject body;
+        rewriteRequest(clientBody, upstreamModel, &body);
+        m_stream = clientBody.value("stream").toBool();
+        m_upstreamBody = compact(body);
+        const QJsonValue input = clientBody.value("input");
+        m_promptBytes = input.isString() ? input.toString().toUtf8().size()
+                                         : QJsonDocument(input.toArray()).toJson().size();
+        return {};
+    }
+
+    bool convertBody(const QByteArray &upstream, QByteArray *client) override
+    {
+        if (!JsonScan::find(upstream, {"output"}).found())
+            return false;
+        readUsage(upstream, {"usage"});
+        *client = upstream;
+        JsonScan::replaceString(*client, {"model"}, m_quotedModel);
+        return true;
+    }
+
+    void onEvent(const SseEvent &event, QByteArray *out) override
+    {
+        if (event.comment || m_finished)
+            return;
+        QByteArray data = event.data;
+        QByteArray type = event.event;
+        if (type.isEmpty()) {
+            const JsonScan::Span t = JsonScan::find(data, {"type"});
+            if (t.found())
+                type = data.mid(t.begin + 1, t.end - t.begin - 2);
+        }
+        if (const JsonScan::Span seq = JsonScan::find(data, {"sequence_number"}); seq.found())
+            m_sequence = data.mid(seq.begin, seq.end - seq.begin).toLongLong();
+        if (type.startsWith("response.")) {
+            JsonScan::replaceString(data, {"response", "model"}, m_quotedModel);
+            if (type == "response.completed" || type == "response.incomplete" ||
+                type == "response.failed") {
+                readUsage(data, {"response", "usage"});
+                m_finished = true;
+                if (type == "response.failed")
+                    m_streamError = QStringLiteral("the upstream reported the response failed");
+                m_tail = SseParser::format(event.event, data);
+                return;
+            }
+            if (type.endsWith(".delta"))
+                noteDelta();
+        } else if (type == "error") {
+            const QJsonObject e = parseObject(data);
+            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+        }
+        out->append(SseParser::format(event.event, data));
+    }
+
+    QByteArray tail() const override { return m_tail; }
+
+    QByteArray errorEvent(const QString &message, const QString &type) const override
+    {
+        return SseParser::format("error",
+                                 compact(QJsonObject{{"type", "error"},
+                                                     {"code", type},
+                                                     {"message", message},
+                                                     {"param", QJsonValue::Null},
+                                                     {"sequence_number", m_sequence + 1}}));
+    }
+
+private:
+    void readUsage(const QByteArray &json, std::initializer_list<QByteArrayView> path)
+    {
+        const JsonScan::Span s = JsonScan::find(json, path);
+        if (s.found() && json.at(s.begin) == '{')
+            readResponsesUsage(parseObject(QByteArrayView(json).sliced(s.begin, s.end - s.begin)),
+                               &m_usage);
+    }
+
+    QByteArray m_tail;
+    qint64 m_sequence = 0;
+};
+
+// --- messages, both sides ---------------------------------------------------------------------
+
+class MessagesRelay : public Relay
+{
+public:
+    using Relay::Relay;
+
+    QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
+    {
+        QJsonObject body;
+        rewriteRequest(clientBody, upstreamModel, &body);
+        m_stream = clientBody.value("stream").toBool();
+        m_upstreamBody = compact(body);
+        m_promptBytes =
+            QJsonDocument(clientBody.value("messages").toArray()).toJson().size() +
+            QJsonDocument(QJsonObject{{"s", clientBody.value("system")}}).toJson().size();
+        return {};
+    }
+
+    bool convertBody(const QByteArray &upstream, QByteArray *client) override
+    {
+        if (!JsonScan::find(upstream, {"content"}).found())
+            return false;
+        const JsonScan::Span u = JsonScan::find(upstream, {"usage"});
+        if (u.found())
+            mergeMessagesUsage(QByteArrayView(upstream).sliced(u.begin, u.end - u.begin), true);
+        *client = upstream;
+        JsonScan::replaceString(*client, {"model"}, m_quotedModel);
+        return true;
+    }
+
+    void onEvent(const SseEvent &event, QByteArray *out) override
+    {
+        if (event.comment || m_finished)
+            return;
+        QByteArray data = event.data;
+        const QByteArray &type = event.event;
+        if (type == "message_start") {
+            JsonScan::replaceString(data, {"message", "model"}, m_quotedModel);
+            const JsonScan::Span u = JsonScan::find(data, {"message", "usage"});
+            if (u.found())
+                mergeMessagesUsage(QByteArrayView(data).sliced(u.begin, u.end - u.begin), false);
+        } else if (type == "message_delta") {
+            const JsonScan::Span u = JsonScan::find(data, {"usage"});
+            if (u.found())
+                mergeMessagesUsage(QByteArrayView(data).sliced(u.begin, u.end - u.begin), true);
+        } else if (type == "content_block_delta") {
+            noteDelta();
+        } else if (type == "message_stop") {
+            m_finished = true;
+            m_tail = SseParser::format(event.event, data);
+            return;
+        } else if (type == "error") {
+            const QJsonObject e = parseObject(data).value("error").toObject();
+            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+        }
+        out->append(SseParser::format(event.event, data));
+    }
+
+    QByteArray tail() const override { return m_tail; }
+
+    QByteArray errorEvent(const QString &message, const QString &type) const override
+    {
+        return SseParser::format(
+            "error",
+            compact(QJsonObject{{"type", "error"},
+                                {"error", QJsonObject{{"type", type}, {"message", message}}}}));
+    }
+
+private:
+    QByteArray m_tail;
+};
+
+} // namespace
+
+qint64 TokenUsage::cost(const ModelPrice &price) const
+{
+    const __int128 total = static_cast<__int128>(input) * price.input +
+                           static_cast<__int128>(output) * price.output +
+                           static_cast<__int128>(cacheRead) * price.cacheRead +
+                           static_cast<__int128>(cacheWrite) * price.cacheWrite;
+    if (total <= 0)
+        return 0;
+    const __int128 units = (total + 999'999) / 1'000'000;
+    return units > std::numeric_limits<qint64>::max() ? std::numeric_limits<qint64>::max()
+                                                      : static_cast<qint64>(units);
+}
+
+Relay::Relay(Protocol client, Protocol upstream, QString clientModel)
+    : m_client(client), m_upstream(upstream), m_clientModel(std::move(clientModel)),
+      m_quotedModel(JsonScan::quote(m_clientModel.toUtf8()))
+{
+}
+
+TokenUsage Relay::finalUsage(bool *estimated) const
+{
+    TokenUsage u = m_usage;
+    *estimated = false;
+    if (!u.haveInput) {
+        u.input = qMax<qint64>(1, (m_promptBytes + 3) / 4);
+        *estimated = true;
+    }
+    if (!u.haveOutput) {
+        u.output = m_deltas;
+        *estimated = true;
+    }
+    return u;
+}
+
+void Relay::mergeMessagesUsage(QByteArrayView usageJson, bool final)
+{
+    // message_start carries input and cache counters (output is a placeholder); message_delta
+    // carries the final cumulative output and, in newer versions, the others again. Each
+    // counter is taken once, as its latest report: never summed.
+    const QJsonObject u = parseObject(usageJson);
+    auto take = [&](const char *name, qint64 *target) {
+        const QJsonValue v = u.value(QLatin1String(name));
+        if (v.isDouble()) {
+            *target = qMax<qint64>(0, v.toInteger());
+            return true;
+        }
+        return false;
+    };
+    if (take("input_tokens", &m_usage.input))
+        m_usage.haveInput = true;
+    take("cache_creation_input_tokens", &m_usage.cacheWrite);
+    take("cache_read_input_tokens", &m_usage.cacheRead);
+    // message_start's output_tokens is an early count, not the total.
+    if (take("output_tokens", &m_usage.output) && final)
+        m_usage.haveOutput = true;
+}
+
+std::unique_ptr<Relay> Relay::create(Protocol client, Protocol upstream, const QString &clientModel)
+{
+    if (client == upstream) {
+        switch (client) {
+        case Protocol::Chat:
+            return std::unique_ptr<Relay>(new ChatRelay(client, upstream, clientModel));
+        case Protocol::Responses:
+            return std::unique_ptr<Relay>(new ResponsesRelay(client, upstream, clientModel));
+        case Protocol::Messages:
+            return std::unique_ptr<Relay>(new MessagesRelay(client, upstream, clientModel));
+        }
+    }
+    if (client == Protocol::Chat && upstream == Protocol::Messages)
+        return std::make_unique<ChatOverMessages>(clientModel);
+    return nullptr; // not translatable yet
+}

@@ -1,0 +1,330 @@
+#include "UpstreamClient.h"
+
+#include <curl/curl.h>
+#include <mutex>
+#include <QPointer>
+#include <QSocketNotifier>
+
+namespace {
+
+void globalInit()
+{
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+UpstreamError classify(CURLcode code)
+{
+    switch (code) {
+    case CURLE_OK:
+        return UpstreamError::None;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+        return UpstreamError::ConnectFailed;
+    case CURLE_OPERATION_TIMEDOUT:
+        return UpstreamError::Timeout;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return UpstreamError::Broken;
+    default:
+        return UpstreamError::Failed;
+    }
+}
+
+} // namespace
+
+struct UpstreamClient::Socket
+{
+    QSocketNotifier *read = nullptr;
+    QSocketNotifier *write = nullptr;
+};
+
+UpstreamCall::~UpstreamCall() = default;
+
+void UpstreamCall::abort()
+{
+    if (m_finished)
+        return;
+    m_finished = true;
+    onHead = nullptr;
+    onData = nullptr;
+    onDone = nullptr;
+    // The handle may be inside a curl callback right now: remove it from the event loop.
+    if (m_client) {
+        QPointer<UpstreamClient> client = m_client;
+        QMetaObject::invokeMethod(
+            client,
+            [client, this] {
+                if (client)
+                    client->release(this);
+            },
+            Qt::QueuedConnection);
+    }
+}
+
+UpstreamClient::UpstreamClient(QObject *parent) : QObject(parent)
+{
+    globalInit();
+    m_clock.start();
+    m_multi = curl_multi_init();
+    CURLM *multi = m_multi;
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &UpstreamClient::socketCallback);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &UpstreamClient::timerCallback);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, 2048L); // idle keep-alive connections kept
+    m_curlTimer.setSingleShot(true);
+    connect(&m_curlTimer, &QTimer::timeout, this, [this] { socketAction(CURL_SOCKET_TIMEOUT, 0); });
+    m_sweep.setInterval(50);
+    connect(&m_sweep, &QTimer::timeout, this, &UpstreamClient::sweepDeadlines);
+}
+
+UpstreamClient::~UpstreamClient()
+{
+    const auto calls = m_calls.keys();
+    for (UpstreamCall *call : calls) {
+        call->m_finished = true;
+        release(call);
+    }
+    curl_multi_cleanup(static_cast<CURLM *>(m_multi));
+}
+
+UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
+{
+    auto call = std::make_shared<UpstreamCall>();
+    call->m_client = this;
+    call->m_body = request.body;
+    call->m_firstByteTimeoutMs = request.firstByteTimeoutMs;
+    call->m_idleTimeoutMs = request.idleTimeoutMs;
+    CURL *easy = curl_easy_init();
+    call->m_easy = easy;
+    curl_easy_setopt(easy, CURLOPT_URL, request.url.constData());
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, call.get());
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");          // never an environment proxy
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // a redirect is the upstream's answer
+    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, long(request.connectTimeoutMs));
+    if (request.totalTimeoutMs > 0)
+        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(request.totalTimeoutMs));
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "Switchyard");
+    if (request.method == "POST") {
+        curl_easy_setopt(easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, call->m_body.constData());
+        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(call->m_body.size()));
+    } else if (request.method != "GET") {
+        curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.constData());
+    }
+    curl_slist *list = nullptr;
+    call->m_headerStorage = request.headers;
+    call->m_headerStorage.append("Expect:"); // no 100-continue round trip on large bodies
+    for (const QByteArray &h : std::as_const(call->m_headerStorage))
+        list = curl_slist_append(list, h.constData());
+    call->m_headerList = list;
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &UpstreamClient::headerCallback);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, call.get());
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &UpstreamClient::writeCallback);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, call.get());
+
+    m_calls.insert(call.get(), call);
+    call->m_startedMs = call->m_lastActivityMs = m_clock.elapsed();
+    if (!m_sweep.isActive())
+        m_sweep.start();
+    // Added from the event loop: start() may be called from inside another call's callback,
+    // where curl forbids touching the multi handle.
+    QPointer<UpstreamClient> self = this;
+    std::weak_ptr<UpstreamCall> weak = call;
+    QMetaObject::invokeMethod(
+        this,
+        [self, weak] {
+            auto c = weak.lock();
+            if (!self || !c || c->m_finished)
+                return;
+            curl_multi_add_handle(static_cast<CURLM *>(self->m_multi), c->m_easy);
+        },
+        Qt::QueuedConnection);
+    return call;
+}
+
+void UpstreamClient::release(UpstreamCall *call)
+{
+    auto it = m_calls.find(call);
+    if (it == m_calls.end())
+        return;
+    UpstreamCallPtr keep = it.value();
+    m_calls.erase(it);
+    if (call->m_easy) {
+        curl_multi_remove_handle(static_cast<CURLM *>(m_multi), call->m_easy);
+        curl_easy_cleanup(call->m_easy);
+        call->m_easy = nullptr;
+    }
+    curl_slist_free_all(static_cast<curl_slist *>(call->m_headerList));
+    call->m_headerList = nullptr;
+    call->m_client = nullptr;
+    if (m_calls.isEmpty())
+        m_sweep.stop();
+}
+
+void UpstreamClient::finish(UpstreamCall *call, UpstreamError error, const QString &message)
+{
+    if (call->m_finished) {
+        release(call);
+        return;
+    }
+    UpstreamCallPtr keep = m_calls.value(call);
+    if (error == UpstreamError::None)
+        deliverHead(call); // a response with an empty body still has a head
+    call->m_finished = true;
+    auto done = std::move(call->onDone);
+    call->onHead = nullptr;
+    call->onData = nullptr;
+    release(call);
+    if (done)
+        done(error, message);
+}
+
+int UpstreamClient::socketCallback(void *, int fd, int what, void *clientp, void *socketp)
+{
+    auto *self = static_cast<UpstreamClient *>(clientp);
+    auto *sock = static_cast<Socket *>(socketp);
+    CURLM *multi = self->m_multi;
+    if (what == CURL_POLL_REMOVE) {
+        if (sock) {
+            for (QSocketNotifier *n : {sock->read, sock->write}) {
+                n->setEnabled(false);
+                n->deleteLater();
+            }
+            delete sock;
+            curl_multi_assign(multi, fd, nullptr);
+        }
+        return 0;
+    }
+    if (!sock) {
+        sock = new Socket;
+        sock->read = new QSocketNotifier(fd, QSocketNotifier::Read, self);
+        sock->write = new QSocketNotifier(fd, QSocketNotifier::Write, self);
+        connect(sock->read, &QSocketNotifier::activated, self,
+                [self, fd] { self->socketAction(fd, CURL_CSELECT_IN); });
+        connect(sock->write, &QSocketNotifier::activated, self,
+                [self, fd] { self->socketAction(fd, CURL_CSELECT_OUT); });
+        curl_multi_assign(multi, fd, sock);
+    }
+    sock->read->setEnabled(what == CURL_POLL_IN || what == CURL_POLL_INOUT);
+    sock->write->setEnabled(what == CURL_POLL_OUT || what == CURL_POLL_INOUT);
+    return 0;
+}
+
+int UpstreamClient::timerCallback(void *, long timeoutMs, void *clientp)
+{
+    auto *self = static_cast<UpstreamClient *>(clientp);
+    if (timeoutMs < 0)
+        self->m_curlTimer.stop();
+    else
+        self->m_curlTimer.start(int(timeoutMs));
+    return 0;
+}
+
+void UpstreamClient::socketAction(int fd, int events)
+{
+    int running = 0;
+    curl_multi_socket_action(static_cast<CURLM *>(m_multi), fd, events, &running);
+    drainMessages();
+}
+
+void UpstreamClient::drainMessages()
+{
+    int pending = 0;
+    while (CURLMsg *msg = curl_multi_info_read(static_cast<CURLM *>(m_multi), &pending)) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        UpstreamCall *call = nullptr;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &call);
+        const CURLcode code = msg->data.result;
+        QString message;
+        if (code != CURLE_OK)
+            message = QString::fromLatin1(curl_easy_strerror(code));
+        finish(call, classify(code), message);
+    }
+}
+
+size_t UpstreamClient::headerCallback(char *data, size_t size, size_t count, void *userp)
+{
+    auto *call = static_cast<UpstreamCall *>(userp);
+    const size_t n = size * count;
+    if (call->m_finished)
+        return 0;
+    QByteArray line(data, qsizetype(n));
+    while (line.endsWith('\n') || line.endsWith('\r'))
+        line.chop(1);
+    if (line.startsWith("HTTP/")) { // a new header block (after 100 Continue, say)
+        const QList<QByteArray> parts = line.split(' ');
+        call->m_status = parts.size() > 1 ? parts.at(1).toInt() : 0;
+        call->m_headers.clear();
+        return n;
+    }
+    if (line.isEmpty()) {
+        if (call->m_status >= 200 && call->m_client)
+            call->m_client->deliverHead(call);
+        return n;
+    }
+    const qsizetype colon = line.indexOf(':');
+    if (colon > 0)
+        call->m_headers.append(
+            {line.left(colon).trimmed().toLower(), line.mid(colon + 1).trimmed()});
+    return n;
+}
+
+void UpstreamClient::deliverHead(UpstreamCall *call)
+{
+    if (call->m_headDelivered || call->m_finished)
+        return;
+    call->m_headDelivered = true;
+    call->m_lastActivityMs = m_clock.elapsed();
+    if (call->onHead)
+        call->onHead(call->m_status, call->m_headers);
+}
+
+size_t UpstreamClient::writeCallback(char *data, size_t size, size_t count, void *userp)
+{
+    auto *call = static_cast<UpstreamCall *>(userp);
+    const size_t n = size * count;
+    if (call->m_finished || !call->m_client)
+        return 0; // aborted: stop the transfer
+    call->m_client->deliverHead(call);
+    call->m_lastActivityMs = call->m_client->m_clock.elapsed();
+    if (call->onData && !call->m_finished)
+        call->onData(QByteArray(data, qsizetype(n)));
+    return call->m_finished ? 0 : n;
+}
+
+void UpstreamClient::sweepDeadlines()
+{
+    const qint64 now = m_clock.elapsed();
+    QList<UpstreamCall *> expired;
+    for (auto it = m_calls.cbegin(); it != m_calls.cend(); ++it) {
+        UpstreamCall *c = it.key();
+        if (c->m_finished)
+            continue;
+        if (!c->m_headDelivered) {
+            if (c->m_firstByteTimeoutMs > 0 && now - c->m_startedMs > c->m_firstByteTimeoutMs) {
+                c->m_deadlineMessage =
+                    QStringLiteral("no response within %1 ms").arg(c->m_firstByteTimeoutMs);
+                expired.append(c);
+            }
+        } else if (c->m_idleTimeoutMs > 0 && now - c->m_lastActivityMs > c->m_idleTimeoutMs) {
+            c->m_deadlineMessage =
+                QStringLiteral("the response stalled for %1 ms").arg(c->m_idleTimeoutMs);
+            expired.append(c);
+        }
+    }
+    for (UpstreamCall *c : expired)
+        finish(c, UpstreamError::Timeout, c->m_deadlineMessage);
+}

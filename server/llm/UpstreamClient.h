@@ -1,0 +1,109 @@
+#pragma once
+
+#include "http/HttpExchange.h"
+
+#include <functional>
+#include <memory>
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QTimer>
+
+class QSocketNotifier;
+class UpstreamClient;
+
+enum class UpstreamError
+{
+    None,
+    ConnectFailed, // refused, unreachable, DNS, TLS handshake
+    Timeout,       // connect, first byte, idle or total deadline
+    Broken,        // the connection dropped mid-response
+    Failed         // anything else curl reports
+};
+
+struct UpstreamRequest
+{
+    QByteArray method = "POST";
+    QByteArray url;
+    QList<QByteArray> headers; // "Name: value"
+    QByteArray body;
+    int connectTimeoutMs = 10'000;
+    int firstByteTimeoutMs = 60'000;
+    int idleTimeoutMs = 60'000;
+    int totalTimeoutMs = 600'000;
+};
+
+// One upstream HTTP call in flight. Callbacks run on the client's thread, in order: onHead
+// once (status >= 200), onData for each piece of body as it arrives, onDone once. After
+// abort() none of them runs again.
+class UpstreamCall
+{
+public:
+    std::function<void(int status, const HttpHeaders &headers)> onHead;
+    std::function<void(const QByteArray &data)> onData;
+    std::function<void(UpstreamError error, const QString &message)> onDone;
+
+    ~UpstreamCall();
+    void abort();
+    bool isFinished() const { return m_finished; }
+
+private:
+    friend class UpstreamClient;
+    UpstreamClient *m_client = nullptr;
+    void *m_easy = nullptr;
+    QList<QByteArray> m_headerStorage;
+    void *m_headerList = nullptr;
+    QByteArray m_body;
+    int m_status = 0;
+    HttpHeaders m_headers;
+    bool m_headDelivered = false;
+    bool m_finished = false;
+    qint64 m_startedMs = 0;
+    qint64 m_lastActivityMs = 0;
+    int m_firstByteTimeoutMs = 0;
+    int m_idleTimeoutMs = 0;
+    QString m_deadlineMessage;
+};
+
+using UpstreamCallPtr = std::shared_ptr<UpstreamCall>;
+
+// The upstream HTTP client: libcurl's multi interface driven by this thread's event loop
+// (QSocketNotifier + QTimer). One client per thread; connections are pooled and reused per host,
+// with no per-host cap (Qt 6.4's QNetworkAccessManager stops at 6), HTTP/2 over TLS where the
+// upstream offers it. No redirects, cookies, proxies from the environment or decompression:
+// bytes are relayed as the upstream sent them.
+class UpstreamClient : public QObject
+{
+    Q_OBJECT
+public:
+    explicit UpstreamClient(QObject *parent = nullptr);
+    ~UpstreamClient() override;
+
+    // Starts the call; the callbacks must be set on the returned object before control returns
+    // to the event loop (they are never called synchronously from start()).
+    UpstreamCallPtr start(const UpstreamRequest &request);
+    int activeCalls() const { return int(m_calls.size()); }
+
+private:
+    friend class UpstreamCall;
+    struct Socket;
+    static int socketCallback(void *easy, int fd, int what, void *clientp, void *socketp);
+    static int timerCallback(void *multi, long timeoutMs, void *clientp);
+    static size_t headerCallback(char *data, size_t size, size_t count, void *userp);
+    static size_t writeCallback(char *data, size_t size, size_t count, void *userp);
+
+    void socketAction(int fd, int events);
+    void drainMessages();
+    void finish(UpstreamCall *call, UpstreamError error, const QString &message);
+    void release(UpstreamCall *call);
+    void deliverHead(UpstreamCall *call);
+    void sweepDeadlines();
+
+    void *m_multi = nullptr;
+    QTimer m_curlTimer;
+    QTimer m_sweep;
+    QElapsedTimer m_clock;
+    QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
+};
