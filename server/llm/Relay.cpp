@@ -5,6 +5,7 @@
 #include "ModelCatalog.h"
 
 #include <QJsonDocument>
+#include <cstring>
 
 namespace {
 
@@ -21,6 +22,25 @@ qint64 field(const QJsonObject &o, const char *name)
 QByteArray compact(const QJsonObject &o)
 {
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+// A whole answer is checked before it is passed on: a truncated body is the upstream's fault.
+bool isJsonObject(const QByteArray &json)
+{
+    QJsonParseError error;
+    return QJsonDocument::fromJson(json, &error).isObject() && error.error == QJsonParseError::NoError;
+}
+
+// Whether a streamed chat chunk carries generated text or tool-call arguments.
+bool carriesOutput(const QByteArray &data)
+{
+    for (const char *field : {"\"content\":\"", "\"arguments\":\""}) {
+        const qsizetype at = data.indexOf(field);
+        if (at >= 0 && at + qsizetype(strlen(field)) < data.size() &&
+            data.at(at + qsizetype(strlen(field))) != '"')
+            return true;
+    }
+    return false;
 }
 
 // OpenAI chat usage: prompt_tokens includes cached tokens.
@@ -90,7 +110,7 @@ public:
     bool convertBody(const QByteArray &upstream, QByteArray *client) override
     {
         const JsonScan::Span usage = JsonScan::find(upstream, {"usage"});
-        if (!JsonScan::find(upstream, {"choices"}).found())
+        if (!isJsonObject(upstream) || !JsonScan::find(upstream, {"choices"}).found())
             return false;
         if (usage.found() && upstream.at(usage.begin) == '{')
             readChatUsage(
@@ -133,7 +153,7 @@ public:
                     return; // the usage-only chunk the client did not ask for
                 data.replace(usage.begin, usage.end - usage.begin, "null");
             }
-        } else {
+        } else if (carriesOutput(data)) {
             noteDelta();
         }
         JsonScan::replaceString(data, {"model"}, m_quotedModel);
@@ -172,7 +192,7 @@ public:
 
     bool convertBody(const QByteArray &upstream, QByteArray *client) override
     {
-        if (!JsonScan::find(upstream, {"output"}).found())
+        if (!isJsonObject(upstream) || !JsonScan::find(upstream, {"output"}).found())
             return false;
         readUsage(upstream, {"usage"});
         *client = upstream;
@@ -259,7 +279,7 @@ public:
 
     bool convertBody(const QByteArray &upstream, QByteArray *client) override
     {
-        if (!JsonScan::find(upstream, {"content"}).found())
+        if (!isJsonObject(upstream) || !JsonScan::find(upstream, {"content"}).found())
             return false;
         const JsonScan::Span u = JsonScan::find(upstream, {"usage"});
         if (u.found())

@@ -3,14 +3,14 @@
 #include "Pipeline.h"
 
 ServerFixture::ServerFixture(const QString &backend, ServerSettings settings,
-                             std::function<void(Pipeline &)> routes)
+                             std::function<void(Pipeline &)> routes, ProviderRegistry *registry)
     : m_db(backend)
 {
     if (!m_db.ready())
         return;
     m_service = std::make_unique<DatabaseService>(m_db.config());
     m_service->start();
-    m_host = std::make_unique<ServerHost>(*m_service, settings);
+    m_host = std::make_unique<ServerHost>(*m_service, settings, registry);
     if (routes)
         m_host->addRoutes(routes);
     QString error;

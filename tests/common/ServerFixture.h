@@ -9,6 +9,7 @@
 #include <memory>
 
 class Pipeline;
+class ProviderRegistry;
 
 // A real server on 127.0.0.1 and an ephemeral port, on its own thread, over a test database.
 class ServerFixture
@@ -16,7 +17,8 @@ class ServerFixture
 public:
     explicit ServerFixture(const QString &backend,
                            ServerSettings settings = ServerSettings::defaults(),
-                           std::function<void(Pipeline &)> routes = {});
+                           std::function<void(Pipeline &)> routes = {},
+                           ProviderRegistry *registry = nullptr);
     ~ServerFixture();
     bool ready() const { return m_ready; }
     QString skipReason() const { return m_db.skipReason(); }

@@ -1,0 +1,596 @@
+// The gateway end to end inside one process: a real server (ServerFixture) routed to the fake
+// upstream program, spoken to over raw sockets so streaming can be watched event by event.
+
+#include "llm/ProviderRegistry.h"
+#include "llm/Relay.h"
+#include "Money.h"
+#include "Pipeline.h"
+#include "ServerFixture.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTest>
+
+#include <memory>
+
+namespace {
+
+// The fake upstream as a child process; it exits when its stdin closes.
+class Fake
+{
+public:
+    explicit Fake(const QStringList &args = {})
+    {
+        m_process.start(QStringLiteral(FAKE_UPSTREAM_PATH),
+                        QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")} +
+                            args);
+        m_process.waitForStarted();
+        QElapsedTimer t;
+        t.start();
+        while (!m_process.canReadLine() && t.elapsed() < 10'000)
+            m_process.waitForReadyRead(100);
+        const QByteArray line = m_process.readLine().trimmed();
+        m_port = quint16(line.mid(line.lastIndexOf(':') + 1).toUInt());
+    }
+    ~Fake()
+    {
+        m_process.closeWriteChannel();
+        if (!m_process.waitForFinished(3000))
+            m_process.kill();
+        m_process.waitForFinished(1000);
+    }
+    quint16 port() const { return m_port; }
+    QString base(const char *path = "/v1") const
+    {
+        return QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(QLatin1String(path));
+    }
+    QJsonObject stats() const
+    {
+        HttpClient c(m_port);
+        return c.get("/fake/stats").json();
+    }
+
+private:
+    QProcess m_process;
+    quint16 m_port = 0;
+};
+
+quint16 closedPort()
+{
+    QTcpServer s;
+    s.listen(QHostAddress::LocalHost, 0);
+    return s.serverPort(); // closed when s goes out of scope
+}
+
+ServerSettings settingsFor(const Fake &fake, const QJsonObject &overrides = {})
+{
+    QJsonObject providers{
+        {"openai", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-k1", "up-k2"}}}},
+        {"anthropic", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-ka"}}}},
+        {"deepseek", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-kd"}}}},
+        {"openrouter",
+         QJsonObject{{"base_url", fake.base("/api/v1")}, {"keys", QJsonArray{"up-ko"}}}}};
+    for (auto it = overrides.begin(); it != overrides.end(); ++it) {
+        QJsonObject p = providers.value(it.key()).toObject();
+        const QJsonObject o = it.value().toObject();
+        for (auto f = o.begin(); f != o.end(); ++f)
+            p.insert(f.key(), f.value());
+        providers.insert(it.key(), p);
+    }
+    ServerSettings s = ServerSettings::defaults();
+    s.gateway = GatewayConfig::fromJson(QJsonObject{{"providers", providers}});
+    s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("chat"), 0);
+    return s;
+}
+
+QByteArray chat(const QString &model, const QString &text, QJsonObject extra = {})
+{
+    extra.insert("model", model);
+    extra.insert("messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", text}}});
+    return QJsonDocument(extra).toJson(QJsonDocument::Compact);
+}
+
+QByteArray request(const QByteArray &path, const QByteArray &key, const QByteArray &body,
+                   const QByteArray &extraHeaders = {})
+{
+    return "POST " + path + " HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + key +
+           "\r\nContent-Type: application/json\r\n" + extraHeaders +
+           "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+}
+
+// Reads from a socket until `marker` has arrived (or the timeout); returns everything read.
+QByteArray readUntil(QTcpSocket &s, QByteArray *buffer, const QByteArray &marker,
+                     int timeoutMs = 10'000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!buffer->contains(marker) && t.elapsed() < timeoutMs) {
+        if (s.bytesAvailable() == 0)
+            s.waitForReadyRead(50);
+        buffer->append(s.readAll());
+    }
+    return *buffer;
+}
+
+QList<UsageRecord> usageFor(ServerFixture &f)
+{
+    UsageQuery q;
+    q.accountId = f.store().defaultAccountId();
+    q.limit = 1000;
+    return f.store().usage(q).records;
+}
+
+// Waits until the server has written its usage records (the writer commits asynchronously for
+// unbilled ones).
+QList<UsageRecord> waitUsage(ServerFixture &f, int count)
+{
+    QList<UsageRecord> r;
+    for (int i = 0; i < 100; ++i) {
+        f.service().flush();
+        r = usageFor(f);
+        if (r.size() >= count)
+            break;
+        QTest::qWait(20);
+    }
+    return r;
+}
+
+} // namespace
+
+class TestGateway : public QObject
+{
+    Q_OBJECT
+private slots:
+    void billedChat_data() { addBackendRows(); }
+    void billedChat()
+    {
+        Fake fake;
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+
+        HttpReply r = f.client().postJson(
+            "/v1/chat/completions", chat("vendorB-5.4", "one two three [fake chunks=5]"), key);
+        QCOMPARE(r.status, 200);
+        const QJsonObject body = r.json();
+        QCOMPARE(body.value("model").toString(), QStringLiteral("vendorB-5.4"));
+        const QJsonObject usage = body.value("usage").toObject();
+        const qint64 in = usage.value("prompt_tokens").toInteger();
+        const qint64 out = usage.value("completion_tokens").toInteger();
+        QCOMPARE(out, 5);
+
+        // vendorB-5.4: 1.25 in, 10.00 out per 1M tokens.
+        const qint64 expected =
+            (in * 1'250'000'000LL + out * 10'000'000'000LL + 999'999) / 1'000'000;
+        const qint64 after = f.store().balance(f.store().defaultAccountId());
+        QCOMPARE(before - after, expected);
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].model, QStringLiteral("vendorB-5.4"));
+        QCOMPARE(records[0].endpoint, QStringLiteral("/v1/chat/completions"));
+        QCOMPARE(records[0].inputTokens, in);
+        QCOMPARE(records[0].outputTokens, out);
+        QCOMPARE(records[0].cost, expected);
+        QCOMPARE(records[0].requestId, QString::fromLatin1(r.header("x-request-id")));
+        QVERIFY(!records[0].estimated);
+    }
+
+    // The stream is relayed as it arrives: the client holds the first event while the upstream
+    // stream is still open, and the final event only after the charge committed.
+    void streamRelaysAsItArrives()
+    {
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.write(request("/v1/messages", key,
+                        "{\"model\":\"vendorA-haiku-4-5\",\"max_tokens\":50,\"stream\":true,"
+                        "\"messages\":[{\"role\":\"user\",\"content\":\"hi [fake chunks=4 "
+                        "interval-ms=300]\"}]}",
+                        "anthropic-version: 2023-06-01\r\n"));
+        QByteArray got;
+        readUntil(s, &got, "content_block_delta");
+        QVERIFY2(got.contains("content_block_delta"), got.constData());
+        QVERIFY(!got.contains("message_stop"));
+        QCOMPARE(fake.stats().value("open_streams").toInt(), 1);
+        readUntil(s, &got, "\r\n0\r\n\r\n");
+        QVERIFY(got.contains("event: message_stop"));
+        QVERIFY(got.contains("\"model\":\"vendorA-haiku-4-5\""));
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].outputTokens, 4);
+        QVERIFY(records[0].cost > 0);
+        QVERIFY(!records[0].estimated);
+    }
+
+    void keepAliveWhileUpstreamIsSilent()
+    {
+        Fake fake;
+        ServerSettings settings = settingsFor(fake);
+        settings.gateway.keepAliveMs = 200;
+        ServerFixture f(QStringLiteral("sqlite"), settings);
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.write(request(
+            "/v1/chat/completions", key,
+            chat("vendorB-5-nano", "x [fake chunks=2 interval-ms=1500]", {{"stream", true}})));
+        QByteArray got;
+        readUntil(s, &got, "data: [DONE]");
+        const qsizetype keepAlive = got.indexOf(": keep-alive\n\n");
+        QVERIFY2(keepAlive > 0, got.constData());
+        // Between the first and the last piece.
+        QVERIFY(keepAlive > got.indexOf("\"content\":"));
+        QVERIFY(keepAlive < got.indexOf("data: [DONE]"));
+    }
+
+    // A client that leaves cancels the upstream call and is billed on what was produced.
+    void clientDisconnectCancelsUpstream()
+    {
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        {
+            QTcpSocket s;
+            s.connectToHost(QHostAddress::LocalHost, f.port());
+            QVERIFY(s.waitForConnected());
+            s.write(request(
+                "/v1/chat/completions", key,
+                chat("vendorB-5-nano", "x [fake chunks=50 interval-ms=200]", {{"stream", true}})));
+            QByteArray got;
+            readUntil(s, &got, "\"content\":\"");
+            QVERIFY(got.contains("\"content\":\""));
+            s.abort();
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(fake.stats().value("cancelled").toInt(), 1, 5000);
+        QCOMPARE(fake.stats().value("open_streams").toInt(), 0);
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].status, 499);
+        QVERIFY(records[0].estimated);
+        QVERIFY(records[0].outputTokens >= 1);
+        QVERIFY(records[0].outputTokens < 50);
+        QVERIFY(records[0].cost > 0);
+    }
+
+    void upstreamFailures_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QString>("messageHas");
+        const QByteArray msg = "{\"model\":\"vendorA-opus-4-7\",\"max_tokens\":10,\"messages\":[{"
+                               "\"role\":\"user\",\"content\":\"hi [fake %1]\"}]}";
+        auto m = [&](const char *directive) {
+            return QString::fromLatin1(msg).arg(QLatin1String(directive)).toUtf8();
+        };
+        QTest::newRow("chat 429") << "/v1/chat/completions"
+                                  << chat("vendorB-5.4", "x [fake fault=429]") << 429
+                                  << "rate_limit_exceeded"
+                                  << "rate limiting";
+        QTest::newRow("chat 500") << "/v1/chat/completions"
+                                  << chat("vendorB-5.4", "x [fake fault=500]") << 502
+                                  << "upstream_error"
+                                  << "HTTP 500";
+        QTest::newRow("chat 503") << "/v1/chat/completions"
+                                  << chat("vendorB-5.4", "x [fake fault=503]") << 502
+                                  << "upstream_error"
+                                  << "HTTP 503";
+        QTest::newRow("chat malformed")
+            << "/v1/chat/completions" << chat("vendorB-5.4", "x [fake fault=malformed-json]") << 502
+            << "upstream_error"
+            << "malformed";
+        QTest::newRow("chat upstream 400")
+            << "/v1/chat/completions" << chat("vendorB-5.4", "x [fake fault=400]") << 400
+            << "invalid_request_error"
+            << "rejected";
+        QTest::newRow("messages 529") << "/v1/messages" << m("fault=529") << 502 << "api_error"
+                                      << "HTTP 529";
+        QTest::newRow("messages timeout")
+            << "/v1/messages" << m("delay-ms=3000") << 504 << "api_error"
+            << "did not answer in time";
+        QTest::newRow("chat reset")
+            << "/v1/chat/completions" << chat("vendorB-5.4", "x [fake fault=reset]") << 502
+            << "upstream_error"
+            << "failed";
+    }
+    void upstreamFailures()
+    {
+        QFETCH(QString, path);
+        QFETCH(QByteArray, body);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        QFETCH(QString, messageHas);
+        Fake fake;
+        ServerFixture f(
+            QStringLiteral("sqlite"),
+            settingsFor(fake, {{"anthropic",
+                                QJsonObject{{"timeouts", QJsonObject{{"messages_ms", 800}}}}}}));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        HttpReply r = f.client().request("POST", path.toLatin1(),
+                                         {{"Authorization", "Bearer " + key},
+                                          {"anthropic-version", "2023-06-01"},
+                                          {"Content-Type", "application/json"}},
+                                         body);
+        QCOMPARE(r.status, status);
+        const QJsonObject error = r.json().value("error").toObject();
+        QCOMPARE(error.value("type").toString(), type);
+        QVERIFY2(error.value("message").toString().contains(messageHas), r.body.constData());
+        // No upstream key in the answer, and nothing charged.
+        QVERIFY(!r.body.contains("up-k"));
+        if (status == 429)
+            QVERIFY(!r.header("retry-after").isEmpty());
+        if (path == u"/v1/messages")
+            QCOMPARE(r.json().value("type").toString(), QStringLiteral("error"));
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), before);
+    }
+
+    void upstreamUnreachable()
+    {
+        Fake fake;
+        const QString dead = QStringLiteral("http://127.0.0.1:%1/v1").arg(closedPort());
+        ServerFixture f(QStringLiteral("sqlite"),
+                        settingsFor(fake, {{"openai", QJsonObject{{"base_url", dead}}}}));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply r = f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
+        QCOMPARE(r.status, 502);
+        QVERIFY(r.errorMessage().contains("Could not reach"));
+    }
+
+    // A key answering 429 (or 5xx) rests; the next key serves the request.
+    void keyRotation()
+    {
+        Fake fake({QStringLiteral("--key-fault"), QStringLiteral("up-k1=429"),
+                   QStringLiteral("--key-fault"), QStringLiteral("up-k2=none")});
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        for (int i = 0; i < 3; ++i) {
+            HttpReply r =
+                f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
+            QCOMPARE(r.status, 200);
+        }
+        // k1 was tried once, then rested: 3 successes cost 4 upstream requests, not 6.
+        QCOMPARE(fake.stats().value("requests").toInt(), 4);
+    }
+
+    // Streams that break mid-way end with the protocol's error event and are billed on an
+    // estimate, marked so.
+    void midStreamFailure()
+    {
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.write(request("/v1/chat/completions", key,
+                        chat("vendorB-5-nano", "x [fake chunks=6 fault=reset-mid-stream:3]",
+                             {{"stream", true}})));
+        QByteArray got;
+        readUntil(s, &got, "\r\n0\r\n\r\n");
+        QVERIFY2(got.contains("data: {\"error\":"), got.constData());
+        QVERIFY(!got.contains("[DONE]"));
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].status, 502);
+        QVERIFY(records[0].estimated);
+        QCOMPARE(records[0].outputTokens, 3);
+    }
+
+    void validation_data()
+    {
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("param");
+        QTest::newRow("temperature")
+            << QByteArray("/v1/chat/completions")
+            << chat("vendorB-5.4", "x", {{"temperature", 2.5}}) << "temperature";
+        QTest::newRow("stop x5") << QByteArray("/v1/chat/completions")
+                                 << chat("vendorB-5.4", "x",
+                                         {{"stop", QJsonArray{"a", "b", "c", "d", "e"}}})
+                                 << "stop";
+        QTest::newRow("role")
+            << QByteArray("/v1/chat/completions")
+            << QByteArray(
+                   "{\"model\":\"auto\",\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}")
+            << "messages[0].role";
+        QTest::newRow("no messages") << QByteArray("/v1/chat/completions")
+                                     << QByteArray("{\"model\":\"auto\"}") << "messages";
+        QTest::newRow("messages temp")
+            << QByteArray("/v1/messages")
+            << QByteArray("{\"model\":\"vendorA-opus-4-8\",\"max_tokens\":5,\"temperature\":1.5,"
+                          "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}")
+            << "temperature";
+        QTest::newRow("no max_tokens") << QByteArray("/v1/messages")
+                                       << QByteArray("{\"model\":\"vendorA-opus-4-8\",\"messages\":"
+                                                     "[{\"role\":\"user\",\"content\":\"x\"}]}")
+                                       << "max_tokens";
+        QTest::newRow("unknown model")
+            << QByteArray("/v1/chat/completions") << chat("vendorB-9000", "x") << "model";
+        QTest::newRow("chat model on responses")
+            << QByteArray("/v1/responses")
+            << QByteArray("{\"model\":\"vendorA-opus-4-8\",\"input\":\"x\"}") << "model";
+        QTest::newRow("auto on messages")
+            << QByteArray("/v1/messages")
+            << QByteArray("{\"model\":\"auto\",\"max_tokens\":5,\"messages\":[{\"role\":\"user\","
+                          "\"content\":\"x\"}]}")
+            << "model";
+        QTest::newRow("responses input")
+            << QByteArray("/v1/responses") << QByteArray("{\"model\":\"vendorB-5.4\",\"input\":42}")
+            << "input";
+    }
+    void validation()
+    {
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, body);
+        QFETCH(QString, param);
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply r = f.client().request("POST", path,
+                                         {{"Authorization", "Bearer " + key},
+                                          {"anthropic-version", "2023-06-01"},
+                                          {"Content-Type", "application/json"}},
+                                         body);
+        QCOMPARE(r.status, 400);
+        const QString message = r.json().value("error").toObject().value("message").toString();
+        QVERIFY2(message.contains(param == u"model" ? QStringLiteral("model") : param),
+                 qPrintable(message));
+        if (path != "/v1/messages")
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(), param);
+        QCOMPARE(fake.stats().value("requests").toInt(), 0); // refused before the upstream
+    }
+
+    void noCreditsIsRefusedBeforeTheUpstream()
+    {
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        HttpReply r = f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
+        QCOMPARE(r.status, 402);
+        QCOMPARE(fake.stats().value("requests").toInt(), 0);
+    }
+
+    // A live catalog: gateway/{provider}/{model} priced from the upstream's list, cached in the
+    // database so a restart without the upstream still serves the list and the prices.
+    void liveCatalog()
+    {
+        Fake fake;
+        ServerSettings settings = settingsFor(fake);
+        TestDatabase db(QStringLiteral("sqlite"));
+        QVERIFY(db.ready());
+        QString modelId;
+        ModelPrice price;
+        {
+            ProviderRegistry registry(settings.gateway, {});
+            DatabaseService service(db.config());
+            service.start();
+            QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
+            registry.startCatalogSync(&service);
+            QVERIFY(refreshed.wait(5000));
+            QCOMPARE(refreshed.at(0).at(2).toString(), QString());
+            const auto live = registry.snapshot()->live.value(QStringLiteral("openrouter"));
+            QVERIFY(!live.isEmpty());
+            for (const CatalogModel &m : live)
+                if (m.price.input > 0) {
+                    modelId = m.id;
+                    price = m.price;
+                }
+            QVERIFY(!modelId.isEmpty()); // a priced model
+            service.flush();
+            service.stop();
+        }
+        // Restart with the upstream unreachable: the cached list still resolves.
+        settings.gateway.providers[3].baseUrl =
+            QStringLiteral("http://127.0.0.1:%1/api/v1").arg(closedPort());
+        ProviderRegistry registry(settings.gateway, {});
+        DatabaseService service(db.config());
+        service.start();
+        QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
+        registry.startCatalogSync(&service);
+        QVERIFY(refreshed.wait(5000));
+        QVERIFY(!refreshed.at(0).at(2).toString().isEmpty()); // the refresh failed...
+        const ResolvedModel r = ProviderRegistry::resolve(
+            *registry.snapshot(), QStringLiteral("gateway/openrouter/") + modelId,
+            QStringLiteral("chat.completions"));
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error)); // ...but the cache serves
+        QCOMPARE(r.entry.price.input, price.input);
+        QCOMPARE(r.entry.upstreamModel, modelId);
+        service.stop();
+    }
+
+    void gatewayModelThroughTheServer()
+    {
+        Fake fake;
+        ServerSettings settings = settingsFor(fake);
+        ProviderRegistry registry(settings.gateway, {});
+        ServerFixture f(QStringLiteral("sqlite"), settings, {}, &registry);
+        QVERIFY(f.ready());
+        QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
+        registry.startCatalogSync(&f.service());
+        QVERIFY(refreshed.wait(5000));
+        const auto live = registry.snapshot()->live.value(QStringLiteral("openrouter"));
+        QVERIFY(!live.isEmpty());
+        const QString id = QStringLiteral("gateway/openrouter/") + live.begin()->id;
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply models = f.client().get("/v1/models");
+        QVERIFY(models.body.contains(id.toUtf8()));
+        HttpReply r = f.client().postJson("/v1/chat/completions", chat(id, "x"), key);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("model").toString(), id);
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].model, id);
+        const TokenUsage u{records[0].inputTokens, records[0].outputTokens, 0, 0, true, true};
+        QCOMPARE(records[0].cost, u.cost(live.begin()->price));
+    }
+
+    // Hundreds of streams to one upstream host at once: none waits for another (Qt 6.4's
+    // QNetworkAccessManager would hold all but 6).
+    void manyConcurrentStreams()
+    {
+        constexpr int kStreams = 256;
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(100 * Money::kUnitsPerCredit);
+        std::vector<std::unique_ptr<QTcpSocket>> sockets;
+        const QByteArray req = request(
+            "/v1/chat/completions", key,
+            chat("vendorB-5-nano", "x [fake chunks=30 interval-ms=300]", {{"stream", true}}));
+        for (int i = 0; i < kStreams; ++i) {
+            auto s = std::make_unique<QTcpSocket>();
+            s->connectToHost(QHostAddress::LocalHost, f.port());
+            QVERIFY(s->waitForConnected());
+            s->write(req);
+            s->flush();
+            sockets.push_back(std::move(s));
+        }
+        // Every client gets its first content piece while every upstream stream is still open.
+        std::vector<QByteArray> got(kStreams);
+        for (int i = 0; i < kStreams; ++i) {
+            readUntil(*sockets[i], &got[i], "\"content\":\"x", 20'000);
+            QVERIFY2(got[i].contains("\"content\":\"x"), qPrintable(QString::number(i)));
+        }
+        const QJsonObject stats = fake.stats();
+        QCOMPARE(stats.value("max_open_streams").toInt(), kStreams);
+        QCOMPARE(stats.value("completed").toInt(), 0);
+        for (int i = 0; i < kStreams; ++i) {
+            readUntil(*sockets[i], &got[i], "data: [DONE]", 30'000);
+            QVERIFY(got[i].contains("data: [DONE]"));
+        }
+        QCOMPARE(waitUsage(f, kStreams).size(), kStreams);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGateway)
+#include "tst_gateway.moc"
