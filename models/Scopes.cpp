@@ -4,8 +4,8 @@ namespace Scopes {
 
 QStringList all()
 {
-    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,
-            UsageRead,   TokensRead,   TokensWrite, EnvxWrite};
+    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,  UsageRead,
+            TokensRead,  TokensWrite,  EnvxWrite,   ProvidersRead, ProvidersWrite};
 }
 
 bool isKnown(const QString &scope)

@@ -13,6 +13,8 @@ inline constexpr QLatin1StringView UsageRead{"usage:read"};
 inline constexpr QLatin1StringView TokensRead{"tokens:read"};
 inline constexpr QLatin1StringView TokensWrite{"tokens:write"};
 inline constexpr QLatin1StringView EnvxWrite{"envx:write"};
+inline constexpr QLatin1StringView ProvidersRead{"providers:read"};
+inline constexpr QLatin1StringView ProvidersWrite{"providers:write"};
 
 QStringList all();
 bool isKnown(const QString &scope);

@@ -5,7 +5,11 @@
 #include "RequestValidation.h"
 #include "UpstreamClient.h"
 
+#include "Scopes.h"
+
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QRegularExpression>
 
 namespace {
@@ -435,6 +439,74 @@ void Gateway::sendKeepAlives()
             call->keepAlive(now, period);
 }
 
+void Gateway::installControl(Pipeline &pipeline)
+{
+    // GET /api/v1/providers: the providers with masked keys and live-catalog state.
+    RouteSpec list;
+    list.method = "GET";
+    list.pattern = QStringLiteral("/api/v1/providers");
+    list.family = QStringLiteral("control");
+    list.auth = AuthMode::ControlToken;
+    list.scope = Scopes::ProvidersRead;
+    list.bucket = QStringLiteral("control");
+    list.handler = [this](const ContextPtr &ctx) {
+        const auto s = m_registry.snapshot();
+        QJsonArray data;
+        for (const ProviderConfig &p : s->config.providers) {
+            QJsonArray keys;
+            for (const QString &k : p.keys)
+                keys.append(ProviderConfig::maskKey(k));
+            QJsonObject o{{"name", p.name},
+                          {"type", providerTypeName(p.type)},
+                          {"base_url", p.baseUrl},
+                          {"keys", keys}};
+            if (p.type == ProviderType::Catalog) {
+                o.insert("catalog_models", int(s->live.value(p.name).size()));
+                const QDateTime fetched = s->liveFetched.value(p.name);
+                o.insert("catalog_fetched_at", fetched.isValid()
+                                                   ? QJsonValue(fetched.toString(Qt::ISODate))
+                                                   : QJsonValue());
+            }
+            data.append(o);
+        }
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
+    };
+    pipeline.addRoute(list);
+
+    // POST /api/v1/providers/{name}/refresh: reload a live catalog now.
+    RouteSpec refresh = list;
+    refresh.method = "POST";
+    refresh.pattern = QStringLiteral("/api/v1/providers/{name}/refresh");
+    refresh.scope = Scopes::ProvidersWrite;
+    refresh.handler = [this](const ContextPtr &ctx) {
+        const QString name = ctx->param(QStringLiteral("name"));
+        const ProviderConfig *p = m_registry.snapshot()->config.provider(name);
+        if (!p || p->type != ProviderType::Catalog) {
+            ctx->respondError(404, QStringLiteral("No catalog provider named '%1'.").arg(name));
+            return;
+        }
+        // The registry refreshes on its own thread; the answer comes back to this one.
+        QPointer<Gateway> self = this;
+        QMetaObject::invokeMethod(&m_registry, [self, ctx, name, registry = &m_registry] {
+            registry->refreshCatalog(name, [self, ctx, name, registry](const QString &error) {
+                const int models = int(registry->snapshot()->live.value(name).size());
+                if (!self)
+                    return;
+                QMetaObject::invokeMethod(self, [ctx, error, name, models] {
+                    if (!error.isEmpty()) {
+                        ctx->respondError(502, QStringLiteral("Refreshing the %1 catalog failed: "
+                                                              "%2")
+                                                   .arg(name, error));
+                        return;
+                    }
+                    ctx->respondJson(200, QJsonObject{{"provider", name}, {"models", models}});
+                });
+            });
+        });
+    };
+    pipeline.addRoute(refresh);
+}
+
 void Gateway::install(Pipeline &pipeline, qint64 minimumReservation)
 {
     auto route = [&](const char *path, Protocol protocol, const char *bucket) {
@@ -524,6 +596,7 @@ void Gateway::install(Pipeline &pipeline, qint64 minimumReservation)
         };
         pipeline.addRoute(spec);
     };
+    installControl(pipeline);
     route("/v1/chat/completions", Protocol::Chat, "chat");
     route("/v1/responses", Protocol::Responses, "responses");
     route("/v1/messages", Protocol::Messages, "messages");

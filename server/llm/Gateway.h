@@ -35,6 +35,7 @@ public:
     void streamEnded(GatewayCall *call);
 
 private:
+    void installControl(Pipeline &pipeline);
     void sendKeepAlives();
 
     ProviderRegistry &m_registry;

@@ -553,6 +553,31 @@ private slots:
         QCOMPARE(records[0].cost, u.cost(live.begin()->price));
     }
 
+    void providersControlEndpoints()
+    {
+        Fake fake;
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray reader = f.createToken({QStringLiteral("providers:read")});
+        const QByteArray writer = f.createToken({QStringLiteral("providers:write")});
+        HttpReply list = f.client().get("/api/v1/providers", reader);
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.json().value("data").toArray().size(), 4);
+        QVERIFY(!list.body.contains("up-k1")); // keys are masked
+        QCOMPARE(f.client().get("/api/v1/providers", writer).status, 403);
+        HttpReply refresh =
+            f.client().postJson("/api/v1/providers/openrouter/refresh", "{}", writer);
+        QCOMPARE(refresh.status, 200);
+        QVERIFY(refresh.json().value("models").toInt() > 0);
+        QCOMPARE(f.client().postJson("/api/v1/providers/openai/refresh", "{}", writer).status, 404);
+        QCOMPARE(f.client().postJson("/api/v1/providers/openrouter/refresh", "{}", reader).status,
+                 403);
+        list = f.client().get("/api/v1/providers", reader);
+        for (const QJsonValue &p : list.json().value("data").toArray())
+            if (p.toObject().value("name").toString() == u"openrouter")
+                QVERIFY(p.toObject().value("catalog_models").toInt() > 0);
+    }
+
     // Hundreds of streams to one upstream host at once: none waits for another (Qt 6.4's
     // QNetworkAccessManager would hold all but 6).
     void manyConcurrentStreams()
