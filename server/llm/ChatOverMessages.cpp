@@ -222,7 +222,7 @@ bool ChatOverMessages::convertBody(const QByteArray &upstream, QByteArray *clien
     const QJsonObject msg = QJsonDocument::fromJson(upstream).object();
     if (!msg.value("content").isArray())
         return false;
-    mergeMessagesUsage(compact(msg.value("usage").toObject()), true);
+    mergeMessagesUsage(msg.value("usage").toObject(), true);
     QString text;
     QJsonArray toolCalls;
     for (const QJsonValue &b : msg.value("content").toArray()) {
@@ -280,7 +280,7 @@ void ChatOverMessages::onEvent(const SseEvent &event, QByteArray *out)
     if (type == "message_start") {
         const QJsonObject msg = data.value("message").toObject();
         m_id = QStringLiteral("chatcmpl-") + msg.value("id").toString();
-        mergeMessagesUsage(compact(msg.value("usage").toObject()), false);
+        mergeMessagesUsage(msg.value("usage").toObject(), false);
         out->append(chunk({{"role", "assistant"}, {"content", ""}}, QJsonValue::Null));
     } else if (type == "content_block_start") {
         const QJsonObject block = data.value("content_block").toObject();
@@ -316,7 +316,7 @@ void ChatOverMessages::onEvent(const SseEvent &event, QByteArray *out)
                 QJsonValue::Null));
         }
     } else if (type == "message_delta") {
-        mergeMessagesUsage(compact(data.value("usage").toObject()), true);
+        mergeMessagesUsage(data.value("usage").toObject(), true);
         const QString stop = data.value("delta").toObject().value("stop_reason").toString();
         if (!stop.isEmpty())
             out->append(chunk(QJsonObject{}, finishReason(stop)));

@@ -4,8 +4,8 @@
 #include "JsonScan.h"
 #include "ModelCatalog.h"
 
-#include <QJsonDocument>
 #include <cstring>
+#include <QJsonDocument>
 
 namespace {
 
@@ -28,7 +28,8 @@ QByteArray compact(const QJsonObject &o)
 bool isJsonObject(const QByteArray &json)
 {
     QJsonParseError error;
-    return QJsonDocument::fromJson(json, &error).isObject() && error.error == QJsonParseError::NoError;
+    return QJsonDocument::fromJson(json, &error).isObject() &&
+           error.error == QJsonParseError::NoError;
 }
 
 // Whether a streamed chat chunk carries generated text or tool-call arguments.
@@ -63,13 +64,40 @@ void readResponsesUsage(const QJsonObject &u, TokenUsage *out)
     out->haveInput = out->haveOutput = true;
 }
 
-// Rewrites the model name to the upstream's in a client body (only the model is touched).
-QString rewriteRequest(const QJsonObject &clientBody, const QString &upstreamModel,
-                       QJsonObject *out)
+// The object at a path of a JSON text, parsed on its own (empty when absent or not an object).
+QJsonObject objectAt(const QByteArray &json, std::initializer_list<QByteArrayView> path)
 {
-    *out = clientBody;
-    out->insert("model", upstreamModel);
-    return {};
+    const JsonScan::Span s = JsonScan::find(json, path);
+    if (!s.found() || json.at(s.begin) != '{')
+        return {};
+    return parseObject(QByteArrayView(json).sliced(s.begin, s.end - s.begin));
+}
+
+// Same protocol on both sides: the client's body goes upstream with only the model replaced.
+class PassThroughRelay : public Relay
+{
+public:
+    using Relay::Relay;
+
+protected:
+    QJsonObject passThrough(const QJsonObject &clientBody, const QString &upstreamModel,
+                            qint64 promptBytes)
+    {
+        QJsonObject body = clientBody;
+        body.insert("model", upstreamModel);
+        m_stream = clientBody.value("stream").toBool();
+        m_promptBytes = promptBytes;
+        return body;
+    }
+};
+
+qint64 compactSize(const QJsonValue &v)
+{
+    if (v.isArray())
+        return QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact).size();
+    if (v.isObject())
+        return QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).size();
+    return v.toString().toUtf8().size();
 }
 
 QByteArray openAiErrorEvent(const QString &message, const QString &type)
@@ -83,16 +111,15 @@ QByteArray openAiErrorEvent(const QString &message, const QString &type)
 
 // --- chat completions, both sides ------------------------------------------------------------
 
-class ChatRelay : public Relay
+class ChatRelay : public PassThroughRelay
 {
 public:
-    using Relay::Relay;
+    using PassThroughRelay::PassThroughRelay;
 
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
-        QJsonObject body;
-        rewriteRequest(clientBody, upstreamModel, &body);
-        m_stream = clientBody.value("stream").toBool();
+        QJsonObject body =
+            passThrough(clientBody, upstreamModel, compactSize(clientBody.value("messages")));
         if (m_stream) {
             // Usage comes from the upstream: ask for it, strip it later if the client did not.
             QJsonObject options = body.value("stream_options").toObject();
@@ -101,21 +128,15 @@ public:
             body.insert("stream_options", options);
         }
         m_upstreamBody = compact(body);
-        m_promptBytes = QJsonDocument(clientBody.value("messages").toArray())
-                            .toJson(QJsonDocument::Compact)
-                            .size();
         return {};
     }
 
     bool convertBody(const QByteArray &upstream, QByteArray *client) override
     {
-        const JsonScan::Span usage = JsonScan::find(upstream, {"usage"});
         if (!isJsonObject(upstream) || !JsonScan::find(upstream, {"choices"}).found())
             return false;
-        if (usage.found() && upstream.at(usage.begin) == '{')
-            readChatUsage(
-                parseObject(QByteArrayView(upstream).sliced(usage.begin, usage.end - usage.begin)),
-                &m_usage);
+        if (const QJsonObject usage = objectAt(upstream, {"usage"}); !usage.isEmpty())
+            readChatUsage(usage, &m_usage);
         *client = upstream;
         JsonScan::replaceString(*client, {"model"}, m_quotedModel);
         return true;
@@ -130,26 +151,22 @@ public:
             return;
         }
         QByteArray data = event.data;
-        if (const JsonScan::Span err = JsonScan::find(data, {"error"}); err.found()) {
-            const QJsonObject e =
-                parseObject(QByteArrayView(data).sliced(err.begin, err.end - err.begin));
-            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+        if (JsonScan::find(data, {"error"}).found()) {
+            m_streamError = objectAt(data, {"error"})
+                                .value("message")
+                                .toString(QStringLiteral("upstream error"));
             out->append(SseParser::format({}, data));
             return;
         }
         const JsonScan::Span usage = JsonScan::find(data, {"usage"});
         if (usage.found() && data.at(usage.begin) == '{') {
-            readChatUsage(
-                parseObject(QByteArrayView(data).sliced(usage.begin, usage.end - usage.begin)),
-                &m_usage);
+            readChatUsage(objectAt(data, {"usage"}), &m_usage);
             if (!m_clientWantsUsage) {
                 const JsonScan::Span choices = JsonScan::find(data, {"choices"});
-                const QByteArrayView c =
-                    choices.found()
-                        ? QByteArrayView(data).sliced(choices.begin, choices.end - choices.begin)
-                        : QByteArrayView();
-                if (c.isEmpty() || c.trimmed() == "[]" ||
-                    QByteArray(c.data(), c.size()).replace(' ', "") == "[]")
+                QByteArray c = choices.found()
+                                   ? data.mid(choices.begin, choices.end - choices.begin)
+                                   : QByteArray();
+                if (c.replace(' ', "").replace('\n', "") == "[]" || c.isEmpty())
                     return; // the usage-only chunk the client did not ask for
                 data.replace(usage.begin, usage.end - usage.begin, "null");
             }
@@ -173,20 +190,15 @@ private:
 
 // --- responses, both sides --------------------------------------------------------------------
 
-class ResponsesRelay : public Relay
+class ResponsesRelay : public PassThroughRelay
 {
 public:
-    using Relay::Relay;
+    using PassThroughRelay::PassThroughRelay;
 
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
-        QJsonObject body;
-        rewriteRequest(clientBody, upstreamModel, &body);
-        m_stream = clientBody.value("stream").toBool();
-        m_upstreamBody = compact(body);
-        const QJsonValue input = clientBody.value("input");
-        m_promptBytes = input.isString() ? input.toString().toUtf8().size()
-                                         : QJsonDocument(input.toArray()).toJson().size();
+        m_upstreamBody =
+            compact(passThrough(clientBody, upstreamModel, compactSize(clientBody.value("input"))));
         return {};
     }
 
@@ -248,10 +260,8 @@ public:
 private:
     void readUsage(const QByteArray &json, std::initializer_list<QByteArrayView> path)
     {
-        const JsonScan::Span s = JsonScan::find(json, path);
-        if (s.found() && json.at(s.begin) == '{')
-            readResponsesUsage(parseObject(QByteArrayView(json).sliced(s.begin, s.end - s.begin)),
-                               &m_usage);
+        if (const QJsonObject usage = objectAt(json, path); !usage.isEmpty())
+            readResponsesUsage(usage, &m_usage);
     }
 
     QByteArray m_tail;
@@ -260,20 +270,16 @@ private:
 
 // --- messages, both sides ---------------------------------------------------------------------
 
-class MessagesRelay : public Relay
+class MessagesRelay : public PassThroughRelay
 {
 public:
-    using Relay::Relay;
+    using PassThroughRelay::PassThroughRelay;
 
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
-        QJsonObject body;
-        rewriteRequest(clientBody, upstreamModel, &body);
-        m_stream = clientBody.value("stream").toBool();
-        m_upstreamBody = compact(body);
-        m_promptBytes =
-            QJsonDocument(clientBody.value("messages").toArray()).toJson().size() +
-            QJsonDocument(QJsonObject{{"s", clientBody.value("system")}}).toJson().size();
+        m_upstreamBody = compact(passThrough(clientBody, upstreamModel,
+                                             compactSize(clientBody.value("messages")) +
+                                                 compactSize(clientBody.value("system"))));
         return {};
     }
 
@@ -281,9 +287,7 @@ public:
     {
         if (!isJsonObject(upstream) || !JsonScan::find(upstream, {"content"}).found())
             return false;
-        const JsonScan::Span u = JsonScan::find(upstream, {"usage"});
-        if (u.found())
-            mergeMessagesUsage(QByteArrayView(upstream).sliced(u.begin, u.end - u.begin), true);
+        mergeMessagesUsage(objectAt(upstream, {"usage"}), true);
         *client = upstream;
         JsonScan::replaceString(*client, {"model"}, m_quotedModel);
         return true;
@@ -297,13 +301,9 @@ public:
         const QByteArray &type = event.event;
         if (type == "message_start") {
             JsonScan::replaceString(data, {"message", "model"}, m_quotedModel);
-            const JsonScan::Span u = JsonScan::find(data, {"message", "usage"});
-            if (u.found())
-                mergeMessagesUsage(QByteArrayView(data).sliced(u.begin, u.end - u.begin), false);
+            mergeMessagesUsage(objectAt(data, {"message", "usage"}), false);
         } else if (type == "message_delta") {
-            const JsonScan::Span u = JsonScan::find(data, {"usage"});
-            if (u.found())
-                mergeMessagesUsage(QByteArrayView(data).sliced(u.begin, u.end - u.begin), true);
+            mergeMessagesUsage(objectAt(data, {"usage"}), true);
         } else if (type == "content_block_delta") {
             noteDelta();
         } else if (type == "message_stop") {
@@ -367,12 +367,11 @@ TokenUsage Relay::finalUsage(bool *estimated) const
     return u;
 }
 
-void Relay::mergeMessagesUsage(QByteArrayView usageJson, bool final)
+void Relay::mergeMessagesUsage(const QJsonObject &u, bool final)
 {
     // message_start carries input and cache counters (output is a placeholder); message_delta
     // carries the final cumulative output and, in newer versions, the others again. Each
     // counter is taken once, as its latest report: never summed.
-    const QJsonObject u = parseObject(usageJson);
     auto take = [&](const char *name, qint64 *target) {
         const QJsonValue v = u.value(QLatin1String(name));
         if (v.isDouble()) {

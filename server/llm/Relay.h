@@ -76,7 +76,7 @@ protected:
     void noteDelta() { ++m_deltas; }
     // Reads the messages protocol's usage object into m_usage. final: it comes from
     // message_delta or a whole message, so its output count is the total.
-    void mergeMessagesUsage(QByteArrayView usageJson, bool final);
+    void mergeMessagesUsage(const QJsonObject &usage, bool final);
 
     Protocol m_client;
     Protocol m_upstream;

@@ -87,6 +87,29 @@ ServerSettings settingsFor(const Fake &fake, const QJsonObject &overrides = {})
     return s;
 }
 
+// The fake upstream, a server routed to it (SQLite), an API key and one credit.
+struct Rig
+{
+    explicit Rig(const QStringList &fakeArgs = {}, const QJsonObject &overrides = {},
+                 const std::function<void(ServerSettings &)> &tweak = {})
+        : fake(fakeArgs), f(QStringLiteral("sqlite"), tweaked(settingsFor(fake, overrides), tweak))
+    {
+        if (f.ready()) {
+            key = f.createKey();
+            f.grant(Money::kUnitsPerCredit);
+        }
+    }
+    static ServerSettings tweaked(ServerSettings s, const std::function<void(ServerSettings &)> &t)
+    {
+        if (t)
+            t(s);
+        return s;
+    }
+    Fake fake;
+    ServerFixture f;
+    QByteArray key;
+};
+
 QByteArray chat(const QString &model, const QString &text, QJsonObject extra = {})
 {
     extra.insert("model", model);
@@ -184,11 +207,9 @@ private slots:
     // stream is still open, and the final event only after the charge committed.
     void streamRelaysAsItArrives()
     {
-        Fake fake;
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig;
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         QTcpSocket s;
         s.connectToHost(QHostAddress::LocalHost, f.port());
         QVERIFY(s.waitForConnected());
@@ -214,13 +235,9 @@ private slots:
 
     void keepAliveWhileUpstreamIsSilent()
     {
-        Fake fake;
-        ServerSettings settings = settingsFor(fake);
-        settings.gateway.keepAliveMs = 200;
-        ServerFixture f(QStringLiteral("sqlite"), settings);
+        Rig rig({}, {}, [](ServerSettings &s) { s.gateway.keepAliveMs = 200; });
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         QTcpSocket s;
         s.connectToHost(QHostAddress::LocalHost, f.port());
         QVERIFY(s.waitForConnected());
@@ -239,11 +256,9 @@ private slots:
     // A client that leaves cancels the upstream call and is billed on what was produced.
     void clientDisconnectCancelsUpstream()
     {
-        Fake fake;
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig;
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         {
             QTcpSocket s;
             s.connectToHost(QHostAddress::LocalHost, f.port());
@@ -316,14 +331,9 @@ private slots:
         QFETCH(int, status);
         QFETCH(QString, type);
         QFETCH(QString, messageHas);
-        Fake fake;
-        ServerFixture f(
-            QStringLiteral("sqlite"),
-            settingsFor(fake, {{"anthropic",
-                                QJsonObject{{"timeouts", QJsonObject{{"messages_ms", 800}}}}}}));
+        Rig rig({}, {{"anthropic", QJsonObject{{"timeouts", QJsonObject{{"messages_ms", 800}}}}}});
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         const qint64 before = f.store().balance(f.store().defaultAccountId());
         HttpReply r = f.client().request("POST", path.toLatin1(),
                                          {{"Authorization", "Bearer " + key},
@@ -345,13 +355,10 @@ private slots:
 
     void upstreamUnreachable()
     {
-        Fake fake;
         const QString dead = QStringLiteral("http://127.0.0.1:%1/v1").arg(closedPort());
-        ServerFixture f(QStringLiteral("sqlite"),
-                        settingsFor(fake, {{"openai", QJsonObject{{"base_url", dead}}}}));
+        Rig rig({}, {{"openai", QJsonObject{{"base_url", dead}}}});
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         HttpReply r = f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
         QCOMPARE(r.status, 502);
         QVERIFY(r.errorMessage().contains("Could not reach"));
@@ -360,12 +367,10 @@ private slots:
     // A key answering 429 (or 5xx) rests; the next key serves the request.
     void keyRotation()
     {
-        Fake fake({QStringLiteral("--key-fault"), QStringLiteral("up-k1=429"),
-                   QStringLiteral("--key-fault"), QStringLiteral("up-k2=none")});
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig({QStringLiteral("--key-fault"), QStringLiteral("up-k1=429"),
+                 QStringLiteral("--key-fault"), QStringLiteral("up-k2=none")});
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         for (int i = 0; i < 3; ++i) {
             HttpReply r =
                 f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
@@ -379,11 +384,9 @@ private slots:
     // estimate, marked so.
     void midStreamFailure()
     {
-        Fake fake;
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig;
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         QTcpSocket s;
         s.connectToHost(QHostAddress::LocalHost, f.port());
         QVERIFY(s.waitForConnected());
@@ -448,11 +451,9 @@ private slots:
         QFETCH(QByteArray, path);
         QFETCH(QByteArray, body);
         QFETCH(QString, param);
-        Fake fake;
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig;
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         HttpReply r = f.client().request("POST", path,
                                          {{"Authorization", "Bearer " + key},
                                           {"anthropic-version", "2023-06-01"},
@@ -583,11 +584,10 @@ private slots:
     void manyConcurrentStreams()
     {
         constexpr int kStreams = 256;
-        Fake fake;
-        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        Rig rig;
+        auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(100 * Money::kUnitsPerCredit);
+        f.grant(99 * Money::kUnitsPerCredit);
         std::vector<std::unique_ptr<QTcpSocket>> sockets;
         const QByteArray req = request(
             "/v1/chat/completions", key,
