@@ -47,6 +47,7 @@ int main(int argc, char *argv[])
             QMessageBox::warning(nullptr, QStringLiteral("Switchyard"),
                                  QStringLiteral("The API server could not start: %1").arg(error));
         MainWindow window(db, serving ? &host : nullptr);
+        window.setProviderRegistry(&registry);
         window.show();
         const int rc = QApplication::exec();
         host.stop();

@@ -6,6 +6,7 @@
 #include "ControlTokensPanel.h"
 #include "CreditsPanel.h"
 #include "LedgerModel.h"
+#include "ProvidersPanel.h"
 #include "RequestMeter.h"
 #include "ServerHost.h"
 #include "UsageBucketModel.h"
@@ -135,6 +136,14 @@ bool MainWindow::showPanel(const QString &title)
 QWidget *MainWindow::currentPanel() const
 {
     return m_stack->currentWidget();
+}
+
+void MainWindow::setProviderRegistry(ProviderRegistry *registry)
+{
+    if (!registry || m_providers)
+        return;
+    m_providers = new ProvidersPanel(registry);
+    addPanel(tr("Settings"), tr("Providers"), m_providers);
 }
 
 void MainWindow::updateStatus()

@@ -9,6 +9,8 @@ class ApiKeyModel;
 class ControlTokenModel;
 class DatabaseService;
 class LedgerModel;
+class ProviderRegistry;
+class ProvidersPanel;
 class QLabel;
 class QListWidget;
 class QStackedWidget;
@@ -34,6 +36,11 @@ public:
     bool showPanel(const QString &title);
     QWidget *currentPanel() const;
 
+    // Adds Settings > Providers, the gateway's upstream providers, edited through the registry
+    // (which must outlive the window). Only the first call adds the panel.
+    void setProviderRegistry(ProviderRegistry *registry);
+    ProvidersPanel *providersPanel() const { return m_providers; }
+
     ApiKeyModel *apiKeyModel() const { return m_keys; }
     ControlTokenModel *controlTokenModel() const { return m_tokens; }
     LedgerModel *ledgerModel() const { return m_ledger; }
@@ -49,6 +56,7 @@ private:
     LedgerModel *m_ledger;
     UsageModel *m_usage;
     UsageBucketModel *m_buckets;
+    ProvidersPanel *m_providers = nullptr;
     QListWidget *m_sidebar;
     QStackedWidget *m_stack;
     QLabel *m_address;

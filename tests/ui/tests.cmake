@@ -5,7 +5,7 @@ if(NOT TARGET switchyard_ui)
     return()
 endif()
 foreach(suite apikeyspanel controltokenspanel creditspanel usagepanel mainwindow
-        revokeendtoend)
+        revokeendtoend providers_panel)
     add_executable(tst_ui_${suite}
         ${CMAKE_CURRENT_LIST_DIR}/tst_${suite}.cpp
         ${CMAKE_CURRENT_LIST_DIR}/../itemmodels/TestDatabase.h)
@@ -18,3 +18,8 @@ foreach(suite apikeyspanel controltokenspanel creditspanel usagepanel mainwindow
 endforeach()
 # The end-to-end suite talks to the embedded server over HTTP.
 target_link_libraries(tst_ui_revokeendtoend PRIVATE Qt6::Network)
+# The providers suite tests connections against the fake upstream program.
+target_link_libraries(tst_ui_providers_panel PRIVATE Qt6::Network)
+add_dependencies(tst_ui_providers_panel fake_upstream)
+target_compile_definitions(tst_ui_providers_panel PRIVATE
+    FAKE_UPSTREAM_PATH="$<TARGET_FILE:fake_upstream>")
