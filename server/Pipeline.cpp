@@ -230,8 +230,7 @@ void Pipeline::run(const ContextPtr &ctx)
 void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
                         const QByteArray &body)
 {
-    headers.append({"X-Request-Id", ctx->requestId().toLatin1()});
-    headers.append(ctx->m_rateHeaders);
+    appendIdHeaders(ctx, &headers);
     const Identity &id = ctx->identity();
     UsageRecord &u = ctx->usage();
     const bool metered = id.kind == AuthMode::ApiKey;
@@ -261,6 +260,16 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
         u.latencyMs = int(ctx->elapsedMs());
         m_db.recordUsage(u);
     }
+}
+
+void Pipeline::appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers)
+{
+    const QByteArray id = ctx->requestId().toLatin1();
+    headers->append({"X-Request-Id", id});
+    // The messages protocol's clients read their request id from request-id.
+    if (ctx->errorStyle() == ErrorStyle::Messages)
+        headers->append({"request-id", id});
+    headers->append(ctx->m_rateHeaders);
 }
 
 void Pipeline::fillUsage(const ContextPtr &ctx, int status)
@@ -298,8 +307,7 @@ void Pipeline::startStream(const ContextPtr &ctx, int status, HttpHeaders header
 {
     headers.prepend({"Content-Type", "text/event-stream; charset=utf-8"});
     headers.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
-    headers.append({"X-Request-Id", ctx->requestId().toLatin1()});
-    headers.append(ctx->m_rateHeaders);
+    appendIdHeaders(ctx, &headers);
     ctx->m_streamStatus = status;
     ctx->exchange()->startStream(status, headers);
 }

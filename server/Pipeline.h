@@ -47,6 +47,7 @@ private:
     void run(const ContextPtr &ctx);
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void fillUsage(const ContextPtr &ctx, int status);
+    static void appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers);
     void observe(const ContextPtr &ctx, int status);
 
     DatabaseService &m_db;

@@ -325,8 +325,8 @@ void ChatOverMessages::onEvent(const SseEvent &event, QByteArray *out)
     } else if (type == "error") {
         const QJsonObject e = data.value("error").toObject();
         m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
-        out->append(
-            errorEvent(m_streamError, e.value("type").toString(QStringLiteral("api_error"))));
+        m_heldError =
+            errorEvent(m_streamError, e.value("type").toString(QStringLiteral("api_error")));
     }
 }
 

@@ -351,7 +351,9 @@ private:
         QByteArray tail;
         if (complete)
             tail = m_relay->tail();
-        else if (!m_relay->upstreamFailed()) // an upstream error event was already relayed
+        else if (!m_relay->heldError().isEmpty())
+            tail = m_relay->heldError();
+        else
             tail = m_relay->errorEvent(why, m_relay->clientProtocol() == Protocol::Messages
                                                 ? QStringLiteral("api_error")
                                                 : QStringLiteral("upstream_error"));
@@ -418,8 +420,10 @@ Gateway::~Gateway() = default;
 void Gateway::streamStarted(const std::shared_ptr<GatewayCall> &call)
 {
     m_streams.insert(call.get(), call);
-    if (!m_keepAlive.isActive())
-        m_keepAlive.start();
+    if (!m_keepAlive.isActive()) {
+        // Often enough to keep each stream's silence close to keepalive_ms.
+        m_keepAlive.start(qBound(50, m_registry.snapshot()->config.keepAliveMs / 4, 1000));
+    }
 }
 
 void Gateway::streamEnded(GatewayCall *call)

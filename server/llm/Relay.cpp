@@ -155,7 +155,7 @@ public:
             m_streamError = objectAt(data, {"error"})
                                 .value("message")
                                 .toString(QStringLiteral("upstream error"));
-            out->append(SseParser::format({}, data));
+            m_heldError = SseParser::format({}, data);
             return;
         }
         const JsonScan::Span usage = JsonScan::find(data, {"usage"});
@@ -241,6 +241,8 @@ public:
         } else if (type == "error") {
             const QJsonObject e = parseObject(data);
             m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+            m_heldError = SseParser::format(event.event, data);
+            return;
         }
         out->append(SseParser::format(event.event, data));
     }
@@ -313,6 +315,8 @@ public:
         } else if (type == "error") {
             const QJsonObject e = parseObject(data).value("error").toObject();
             m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
+            m_heldError = SseParser::format(event.event, data);
+            return;
         }
         out->append(SseParser::format(event.event, data));
     }

@@ -62,6 +62,9 @@ public:
     bool isFinished() const { return m_finished; } // the upstream's terminal event arrived
     bool upstreamFailed() const { return !m_streamError.isEmpty(); }
     const QString &streamError() const { return m_streamError; }
+    // The upstream's own in-stream error event, converted for the client; like the final event
+    // it is held back until the request is settled.
+    const QByteArray &heldError() const { return m_heldError; }
     const TokenUsage &usage() const { return m_usage; }
     // Usage with unreported sides estimated (prompt bytes / 4, one token per streamed delta).
     TokenUsage finalUsage(bool *estimated) const;
@@ -86,6 +89,7 @@ protected:
     bool m_stream = false;
     bool m_finished = false;
     QString m_streamError;
+    QByteArray m_heldError;
     TokenUsage m_usage;
     qint64 m_promptBytes = 0;
     qint64 m_deltas = 0;

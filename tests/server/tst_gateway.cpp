@@ -404,6 +404,28 @@ private slots:
         QCOMPARE(records[0].outputTokens, 3);
     }
 
+    // An upstream's own error event is relayed like a final event: after the charge commits.
+    void upstreamErrorEventComesAfterTheCharge()
+    {
+        Rig rig;
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.write(request(
+            "/v1/chat/completions", key,
+            chat("vendorB-5.4", "x [fake chunks=8 fault=error-mid-stream:2]", {{"stream", true}})));
+        QByteArray got;
+        readUntil(s, &got, "data: {\"error\":");
+        QVERIFY2(got.contains("data: {\"error\":"), got.constData());
+        QVERIFY(f.store().balance(f.store().defaultAccountId()) < before);
+        readUntil(s, &got, "\r\n0\r\n\r\n");
+        QVERIFY(!got.contains("[DONE]"));
+        QCOMPARE(got.count("data: {\"error\":"), 1);
+    }
+
     void validation_data()
     {
         QTest::addColumn<QByteArray>("path");
