@@ -204,7 +204,7 @@ QString ChatOverMessages::prepare(const QJsonObject &chat, const QString &upstre
             chat.value("stream_options").toObject().value("include_usage").toBool();
     }
     m_upstreamBody = compact(out);
-    m_promptBytes = QJsonDocument(in).toJson(QJsonDocument::Compact).size();
+    m_promptTokens = estimatePromptTokens(in);
     return {};
 }
 

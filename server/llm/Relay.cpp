@@ -5,7 +5,9 @@
 #include "ModelCatalog.h"
 
 #include <cstring>
+#include <functional>
 #include <QJsonDocument>
+#include <QSet>
 
 namespace {
 
@@ -81,24 +83,15 @@ public:
 
 protected:
     QJsonObject passThrough(const QJsonObject &clientBody, const QString &upstreamModel,
-                            qint64 promptBytes)
+                            qint64 promptTokens)
     {
         QJsonObject body = clientBody;
         body.insert("model", upstreamModel);
         m_stream = clientBody.value("stream").toBool();
-        m_promptBytes = promptBytes;
+        m_promptTokens = promptTokens;
         return body;
     }
 };
-
-qint64 compactSize(const QJsonValue &v)
-{
-    if (v.isArray())
-        return QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact).size();
-    if (v.isObject())
-        return QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact).size();
-    return v.toString().toUtf8().size();
-}
 
 QByteArray openAiErrorEvent(const QString &message, const QString &type)
 {
@@ -118,8 +111,8 @@ public:
 
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
-        QJsonObject body =
-            passThrough(clientBody, upstreamModel, compactSize(clientBody.value("messages")));
+        QJsonObject body = passThrough(clientBody, upstreamModel,
+                                       estimatePromptTokens(clientBody.value("messages")));
         if (m_stream) {
             // Usage comes from the upstream: ask for it, strip it later if the client did not.
             QJsonObject options = body.value("stream_options").toObject();
@@ -197,8 +190,8 @@ public:
 
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
-        m_upstreamBody =
-            compact(passThrough(clientBody, upstreamModel, compactSize(clientBody.value("input"))));
+        m_upstreamBody = compact(passThrough(clientBody, upstreamModel,
+                                             estimatePromptTokens(clientBody.value("input"))));
         return {};
     }
 
@@ -280,8 +273,8 @@ public:
     QString prepare(const QJsonObject &clientBody, const QString &upstreamModel) override
     {
         m_upstreamBody = compact(passThrough(clientBody, upstreamModel,
-                                             compactSize(clientBody.value("messages")) +
-                                                 compactSize(clientBody.value("system"))));
+                                             estimatePromptTokens(clientBody.value("messages")) +
+                                                 estimatePromptTokens(clientBody.value("system"))));
         return {};
     }
 
@@ -361,7 +354,7 @@ TokenUsage Relay::finalUsage(bool *estimated) const
     TokenUsage u = m_usage;
     *estimated = false;
     if (!u.haveInput) {
-        u.input = qMax<qint64>(1, (m_promptBytes + 3) / 4);
+        u.input = qMax<qint64>(1, m_promptTokens);
         *estimated = true;
     }
     if (!u.haveOutput) {
@@ -369,6 +362,35 @@ TokenUsage Relay::finalUsage(bool *estimated) const
         *estimated = true;
     }
     return u;
+}
+
+qint64 Relay::estimatePromptTokens(const QJsonValue &prompt)
+{
+    // About four characters of text a token, plus a few for each message's framing; images and
+    // other binary payloads (data:, base64) and structural fields are not text.
+    static const QSet<QString> skip = {"role", "type", "id",         "tool_call_id", "tool_use_id",
+                                       "data", "url",  "media_type", "cache_control"};
+    qint64 chars = 0;
+    qint64 items = 0;
+    std::function<void(const QJsonValue &)> walk = [&](const QJsonValue &v) {
+        if (v.isString()) {
+            chars += v.toString().size();
+        } else if (v.isArray()) {
+            for (const QJsonValue &e : v.toArray())
+                walk(e);
+        } else if (v.isObject()) {
+            const QJsonObject o = v.toObject();
+            if (o.contains(QLatin1String("role")))
+                ++items;
+            for (auto it = o.begin(); it != o.end(); ++it)
+                if (!skip.contains(it.key()))
+                    walk(it.value());
+        }
+    };
+    walk(prompt);
+    if (prompt.isString())
+        items = 1;
+    return (chars + 3) / 4 + 3 * items;
 }
 
 void Relay::mergeMessagesUsage(const QJsonObject &u, bool final)

@@ -66,8 +66,11 @@ public:
     // it is held back until the request is settled.
     const QByteArray &heldError() const { return m_heldError; }
     const TokenUsage &usage() const { return m_usage; }
-    // Usage with unreported sides estimated (prompt bytes / 4, one token per streamed delta).
+    // Usage with unreported sides estimated (see estimatePromptTokens; one token per streamed
+    // piece of output).
     TokenUsage finalUsage(bool *estimated) const;
+    // A prompt's size in tokens, estimated from its text when the upstream reported none.
+    static qint64 estimatePromptTokens(const QJsonValue &prompt);
 
     // clientModel: the resolved model ID the client is shown.
     static std::unique_ptr<Relay> create(Protocol client, Protocol upstream,
@@ -91,6 +94,6 @@ protected:
     QString m_streamError;
     QByteArray m_heldError;
     TokenUsage m_usage;
-    qint64 m_promptBytes = 0;
+    qint64 m_promptTokens = 0;
     qint64 m_deltas = 0;
 };

@@ -277,6 +277,8 @@ private slots:
         QCOMPARE(records.size(), 1);
         QCOMPARE(records[0].status, 499);
         QVERIFY(records[0].estimated);
+        // 34 characters of prompt in one message: (34 + 3) / 4 + 3 tokens.
+        QCOMPARE(records[0].inputTokens, 12);
         QVERIFY(records[0].outputTokens >= 1);
         QVERIFY(records[0].outputTokens < 50);
         QVERIFY(records[0].cost > 0);
