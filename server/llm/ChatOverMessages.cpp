@@ -64,7 +64,8 @@ QString ChatOverMessages::finishReason(const QString &stopReason)
 QString ChatOverMessages::prepare(const QJsonObject &chat, const QString &upstreamModel)
 {
     QJsonObject out{{"model", upstreamModel}};
-    const QJsonValue maxTokens = chat.contains("max_completion_tokens")
+    // An explicit null is the same as leaving a parameter out.
+    const QJsonValue maxTokens = chat.value("max_completion_tokens").isDouble()
                                      ? chat.value("max_completion_tokens")
                                      : chat.value("max_tokens");
     out.insert("max_tokens", maxTokens.isDouble() ? maxTokens.toInteger() : 4096);
@@ -155,9 +156,9 @@ QString ChatOverMessages::prepare(const QJsonObject &chat, const QString &upstre
     if (!system.isEmpty())
         out.insert("system", system.join(QStringLiteral("\n\n")));
 
-    if (chat.contains("temperature")) // chat allows 0 to 2, messages 0 to 1
+    if (chat.value("temperature").isDouble()) // chat allows 0 to 2, messages 0 to 1
         out.insert("temperature", qMin(chat.value("temperature").toDouble(), 1.0));
-    if (chat.contains("top_p"))
+    if (chat.value("top_p").isDouble())
         out.insert("top_p", chat.value("top_p"));
     const QJsonValue stop = chat.value("stop");
     if (stop.isString())

@@ -300,7 +300,7 @@ private:
 
     QString scrub(QString text) const
     {
-        for (const QString &k : provider().keys)
+        for (const QString &k : provider().allKeys())
             if (!k.isEmpty())
                 text.replace(k, QStringLiteral("[redacted]"));
         static const QRegularExpression keyLike(
@@ -458,7 +458,7 @@ void Gateway::installControl(Pipeline &pipeline)
         QJsonArray data;
         for (const ProviderConfig &p : s->config.providers) {
             QJsonArray keys;
-            for (const QString &k : p.keys)
+            for (const QString &k : p.allKeys())
                 keys.append(ProviderConfig::maskKey(k));
             QJsonObject o{{"name", p.name},
                           {"type", providerTypeName(p.type)},

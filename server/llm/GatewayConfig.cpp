@@ -2,6 +2,7 @@
 
 #include "Money.h"
 
+#include <cmath>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -21,8 +22,9 @@ int positiveMs(const QJsonObject &o, const char *field, int fallback, const QStr
     const QJsonValue v = o.value(QLatin1String(field));
     if (v.isUndefined())
         return fallback;
-    if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 24 * 3600 * 1000.0)
-        fail(QStringLiteral("%1.%2 must be a number of milliseconds")
+    if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 24 * 3600 * 1000.0 ||
+        v.toDouble() != std::floor(v.toDouble()))
+        fail(QStringLiteral("%1.%2 must be a whole number of milliseconds")
                  .arg(where, QLatin1String(field)));
     return v.toInt();
 }
@@ -91,10 +93,12 @@ ProviderConfig parseProvider(const QString &name, const QJsonObject &o, Provider
     }
     // An environment variable keeps the secret out of the file.
     if (o.contains("keys_env")) {
-        const QByteArray env = qgetenv(o.value("keys_env").toString().toLatin1().constData());
+        p.keysEnv = o.value("keys_env").toString();
+        p.envKeys.clear();
+        const QByteArray env = qgetenv(p.keysEnv.toLatin1().constData());
         for (const QByteArray &k : env.split(','))
             if (!k.trimmed().isEmpty())
-                p.keys.append(QString::fromUtf8(k.trimmed()));
+                p.envKeys.append(QString::fromUtf8(k.trimmed()));
     }
     const QJsonObject t = o.value("timeouts").toObject();
     const QString tw = where + QStringLiteral(".timeouts");
@@ -106,8 +110,9 @@ ProviderConfig parseProvider(const QString &name, const QJsonObject &o, Provider
     p.restMs = positiveMs(o, "key_rest_ms", p.restMs, where);
     if (o.contains("refresh_minutes")) {
         const QJsonValue v = o.value("refresh_minutes");
-        if (!v.isDouble() || v.toDouble() < 0)
-            fail(QStringLiteral("%1.refresh_minutes must be a number (0: only on demand)")
+        if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() != std::floor(v.toDouble()) ||
+            v.toDouble() > 1e6)
+            fail(QStringLiteral("%1.refresh_minutes must be a whole number (0: only on demand)")
                      .arg(where));
         p.refreshMinutes = v.toInt();
     }
@@ -136,9 +141,11 @@ QString providerTypeName(ProviderType type)
 
 QString ProviderConfig::maskKey(const QString &key)
 {
-    if (key.size() <= 12)
+    // Show at most a quarter of the key on each side, and never more than 4 characters.
+    const qsizetype shown = qMin<qsizetype>(4, key.size() / 4);
+    if (shown < 2)
         return QStringLiteral("••••");
-    return key.left(4) + QStringLiteral("••••") + key.right(4);
+    return key.left(shown) + QStringLiteral("••••") + key.right(shown);
 }
 
 GatewayConfig GatewayConfig::defaults()
@@ -215,6 +222,8 @@ QJsonObject GatewayConfig::toJson() const
                                                {"idle_ms", p.idleTimeoutMs},
                                                {"total_ms", p.totalTimeoutMs},
                                                {"messages_ms", p.messagesTimeoutMs}}}};
+        if (!p.keysEnv.isEmpty())
+            o.insert("keys_env", p.keysEnv);
         if (p.type == ProviderType::Catalog) {
             o.insert("refresh_minutes", p.refreshMinutes);
             QJsonObject overrides;

@@ -23,8 +23,10 @@ struct ProviderConfig
 {
     QString name;
     ProviderType type = ProviderType::OpenAI;
-    QString baseUrl;  // includes the version path: https://api.openai.com/v1
-    QStringList keys; // used round-robin; a key answering 429/5xx rests for restMs
+    QString baseUrl;     // includes the version path: https://api.openai.com/v1
+    QStringList keys;    // from the file; used round-robin, a key answering 429/5xx rests
+    QString keysEnv;     // an environment variable with more keys, comma-separated
+    QStringList envKeys; // read from keysEnv at load; never written back to the file
     int connectTimeoutMs = 10'000;
     int firstByteTimeoutMs = 0;      // until the response head arrives (0: the total applies)
     int idleTimeoutMs = 60'000;      // longest silence inside a body or stream
@@ -34,7 +36,10 @@ struct ProviderConfig
     int refreshMinutes = 60;         // catalog: model list refresh period (0: only on demand)
     QHash<QString, ModelPrice> priceOverrides; // catalog: upstream model id -> local price
 
-    // Upstream keys shown after entry: the first 4 and last 4 characters.
+    // Every key to use: the file's, then the environment's.
+    QStringList allKeys() const { return keys + envKeys; }
+    // Upstream keys shown after entry: at most the first and last 4 characters, fewer for
+    // short keys.
     static QString maskKey(const QString &key);
 };
 

@@ -51,10 +51,11 @@ qsizetype skipValue(QByteArrayView s, qsizetype i)
         return -1;
     }
     // number, true, false, null
+    const qsizetype start = i;
     while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
            s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
         ++i;
-    return i;
+    return i > start ? i : -1; // an empty value is broken JSON
 }
 
 // Within the object starting at s[i] == '{', the span of key's value.

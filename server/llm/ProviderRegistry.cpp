@@ -193,16 +193,17 @@ ResolvedModel ProviderRegistry::resolve(const GatewaySnapshot &s, const QString 
 
 QString ProviderRegistry::pickKey(const ProviderConfig &provider, const QSet<QString> &tried)
 {
-    if (provider.keys.isEmpty())
+    const QStringList keys = provider.allKeys();
+    if (keys.isEmpty())
         return {};
     QMutexLocker lock(&m_mutex);
     KeyState &st = m_keys[provider.name];
     const qint64 now = nowMs();
-    const int n = int(provider.keys.size());
+    const int n = int(keys.size());
     QString fallback;
     qint64 fallbackUntil = std::numeric_limits<qint64>::max();
     for (int i = 0; i < n; ++i) {
-        const QString &key = provider.keys.at(int((st.next + quint64(i)) % quint64(n)));
+        const QString &key = keys.at(int((st.next + quint64(i)) % quint64(n)));
         if (tried.contains(key))
             continue;
         const qint64 until = st.restedUntilMs.value(key, 0);
@@ -358,7 +359,7 @@ void ProviderRegistry::refreshCatalog(const QString &provider, std::function<voi
     UpstreamRequest req;
     req.method = "GET";
     req.url = (p->baseUrl + QStringLiteral("/models")).toUtf8();
-    req.headers = authHeaders(*p, p->keys.value(0));
+    req.headers = authHeaders(*p, p->allKeys().value(0));
     req.connectTimeoutMs = p->connectTimeoutMs;
     req.firstByteTimeoutMs = p->firstByteTimeoutMs;
     req.idleTimeoutMs = p->idleTimeoutMs;
@@ -413,7 +414,7 @@ void ProviderRegistry::testConnection(const ProviderConfig &provider,
     UpstreamRequest req;
     req.method = "GET";
     req.url = (provider.baseUrl + QStringLiteral("/models")).toUtf8();
-    req.headers = authHeaders(provider, provider.keys.value(0));
+    req.headers = authHeaders(provider, provider.allKeys().value(0));
     req.connectTimeoutMs = qMin(provider.connectTimeoutMs, 10'000);
     req.firstByteTimeoutMs = 15'000;
     req.idleTimeoutMs = 15'000;

@@ -332,13 +332,16 @@ private:
 
 qint64 TokenUsage::cost(const ModelPrice &price) const
 {
-    const __int128 total = static_cast<__int128>(input) * price.input +
-                           static_cast<__int128>(output) * price.output +
-                           static_cast<__int128>(cacheRead) * price.cacheRead +
-                           static_cast<__int128>(cacheWrite) * price.cacheWrite;
-    if (total <= 0)
+    // Each product is below 2^126, so four of them fit in unsigned 128 bits.
+    using U = unsigned __int128;
+    auto term = [](qint64 count, qint64 unitPrice) {
+        return count > 0 && unitPrice > 0 ? U(count) * U(unitPrice) : U(0);
+    };
+    const U total = term(input, price.input) + term(output, price.output) +
+                    term(cacheRead, price.cacheRead) + term(cacheWrite, price.cacheWrite);
+    if (total == 0)
         return 0;
-    const __int128 units = (total + 999'999) / 1'000'000;
+    const U units = total / 1'000'000 + (total % 1'000'000 != 0 ? 1 : 0);
     return units > std::numeric_limits<qint64>::max() ? std::numeric_limits<qint64>::max()
                                                       : static_cast<qint64>(units);
 }
