@@ -31,7 +31,20 @@ Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *r
     m_gateway->install(*m_pipeline, m_settings.llmMinimumReservation);
 }
 
-Server::~Server() = default;
+Server::~Server()
+{
+    // Connections first: closing them reaches the pipeline and the gateway.
+    delete m_http;
+    m_http = nullptr;
+    delete m_gateway;
+    m_gateway = nullptr;
+}
+
+void Server::abortRemaining()
+{
+    if (m_http)
+        m_http->abortAll();
+}
 
 bool Server::listen(const QHostAddress &address, quint16 port, QString *error)
 {

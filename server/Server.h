@@ -28,6 +28,9 @@ public:
     // Stops accepting and emits drained() when every in-flight response has finished (or the
     // drain timeout passed).
     void shutdown();
+    // Ends whatever the drain left open: connections are dropped, their streams billed as
+    // abandoned (the database writes are queued before this returns).
+    void abortRemaining();
 
 signals:
     void requestServed(const QString &family, int status, int latencyMs);

@@ -76,7 +76,10 @@ void ServerHost::stop()
             },
             Qt::QueuedConnection);
         drained.tryAcquire(1, m_settings.drainTimeoutMs + 2000);
-        // 2. Let database work the server started complete before its objects go away.
+        // 2. Drop what is still open (abandoned streams are billed on what they produced), then
+        // let the database work the server started complete before its objects go away.
+        QMetaObject::invokeMethod(
+            m_anchor, [this] { m_server->abortRemaining(); }, Qt::BlockingQueuedConnection);
         m_db.flush();
     }
     // 3. Delete the server on its own thread, then end the thread.

@@ -60,6 +60,12 @@ void HttpConnection::closeWhenIdle()
         m_socket->disconnectFromHost();
 }
 
+void HttpConnection::abortNow()
+{
+    m_socket->abort();
+    onDisconnected();
+}
+
 void HttpConnection::onDisconnected()
 {
     if (m_gone)

@@ -29,6 +29,8 @@ public:
     void exchangeFinished(HttpExchange *exchange); // response complete
     bool isIdle() const { return !m_current; }
     void closeWhenIdle(); // graceful shutdown: finish the current response, then close
+    // Drops the connection now; a response in progress is told its client left.
+    void abortNow();
 
 signals:
     void closed(HttpConnection *self);

@@ -24,6 +24,13 @@ void HttpServer::beginShutdown()
         emit drained();
 }
 
+void HttpServer::abortAll()
+{
+    const auto connections = m_connections;
+    for (HttpConnection *c : connections)
+        c->abortNow();
+}
+
 void HttpServer::incomingConnection(qintptr descriptor)
 {
     auto *connection = new HttpConnection(descriptor, m_handler, m_limits, this);

@@ -19,6 +19,8 @@ public:
     bool hasActiveExchanges() const;
     // Stop accepting; idle keep-alive connections close now, busy ones after their response.
     void beginShutdown();
+    // After the drain timeout: drops every remaining connection (streams end as abandoned).
+    void abortAll();
 
 signals:
     void drained();

@@ -16,6 +16,7 @@ namespace {
 
 constexpr qsizetype kMaxUpstreamBody = 32 * 1024 * 1024;
 constexpr qsizetype kMaxErrorBody = 64 * 1024;
+constexpr qsizetype kMaxSseEvent = 4 * 1024 * 1024;
 
 Protocol protocolOf(ProviderType type)
 {
@@ -87,6 +88,10 @@ public:
 
     void start()
     {
+        if (m_ctx->clientGone()) { // left during authentication or admission
+            fail(499, QStringLiteral("The client closed the request."));
+            return;
+        }
         std::weak_ptr<GatewayCall> weak = shared_from_this();
         m_ctx->exchange()->onClosed([weak] {
             if (auto self = weak.lock())
@@ -98,7 +103,7 @@ public:
 
     void keepAlive(qint64 now, int periodMs)
     {
-        if (m_ctx->isStreaming() && now - m_lastWriteMs >= periodMs) {
+        if (periodMs > 0 && m_ctx->isStreaming() && now - m_lastWriteMs >= periodMs) {
             m_ctx->writeStream(QByteArrayLiteral(": keep-alive\n\n"));
             m_lastWriteMs = now;
         }
@@ -131,7 +136,6 @@ private:
         req.totalTimeoutMs = messages ? p.messagesTimeoutMs : p.totalTimeoutMs;
         req.firstByteTimeoutMs = p.firstByteTimeoutMs;
         req.idleTimeoutMs = p.idleTimeoutMs;
-        m_deadlineMs = req.totalTimeoutMs;
         m_status = 0;
         m_errorBody.clear();
         m_body.clear();
@@ -203,8 +207,14 @@ private:
             m_ctx->writeStream(out);
             m_lastWriteMs = m_gateway.nowMs();
         }
-        if (m_relay->isFinished())
+        if (m_relay->isFinished()) {
             finishStream(true, {});
+        } else if (m_sse.buffered() > kMaxSseEvent) {
+            abortUpstream();
+            finishStream(
+                false,
+                QStringLiteral("The upstream sent an event over %1 MiB.").arg(kMaxSseEvent >> 20));
+        }
     }
 
     void onDone(UpstreamError error, const QString &message)
@@ -347,12 +357,15 @@ private:
             return;
         m_done = true;
         m_gateway.streamEnded(this);
+        // An upstream error event counts as a failure even when a final event followed it.
+        if (!m_relay->heldError().isEmpty())
+            complete = false;
         bill(!complete);
         QByteArray tail;
         if (complete)
             tail = m_relay->tail();
         else if (!m_relay->heldError().isEmpty())
-            tail = m_relay->heldError();
+            tail = scrub(QString::fromUtf8(m_relay->heldError())).toUtf8();
         else
             tail = m_relay->errorEvent(why, m_relay->clientProtocol() == Protocol::Messages
                                                 ? QStringLiteral("api_error")
@@ -403,7 +416,6 @@ private:
     QByteArray m_errorBody;
     SseParser m_sse;
     qint64 m_lastWriteMs = 0;
-    int m_deadlineMs = 0;
     bool m_done = false;
 };
 
@@ -420,7 +432,7 @@ Gateway::~Gateway() = default;
 void Gateway::streamStarted(const std::shared_ptr<GatewayCall> &call)
 {
     m_streams.insert(call.get(), call);
-    if (!m_keepAlive.isActive()) {
+    if (!m_keepAlive.isActive() && m_registry.snapshot()->config.keepAliveMs > 0) {
         // Often enough to keep each stream's silence close to keepalive_ms.
         m_keepAlive.start(qBound(50, m_registry.snapshot()->config.keepAliveMs / 4, 1000));
     }

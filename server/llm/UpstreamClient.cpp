@@ -56,14 +56,16 @@ void UpstreamCall::abort()
     onHead = nullptr;
     onData = nullptr;
     onDone = nullptr;
-    // The handle may be inside a curl callback right now: remove it from the event loop.
+    // The handle may be inside a curl callback right now: remove it from the event loop. The
+    // queued release holds the call, so its address cannot be reused by a newer call meanwhile.
     if (m_client) {
         QPointer<UpstreamClient> client = m_client;
+        UpstreamCallPtr keep = m_client->m_calls.value(this);
         QMetaObject::invokeMethod(
             client,
-            [client, this] {
-                if (client)
-                    client->release(this);
+            [client, keep] {
+                if (client && keep)
+                    client->release(keep.get());
             },
             Qt::QueuedConnection);
     }
@@ -146,7 +148,7 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
         this,
         [self, weak] {
             auto c = weak.lock();
-            if (!self || !c || c->m_finished)
+            if (!self || !c || c->m_finished || !c->m_easy || c->m_client != self)
                 return;
             curl_multi_add_handle(static_cast<CURLM *>(self->m_multi), c->m_easy);
         },

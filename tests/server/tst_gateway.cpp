@@ -366,6 +366,57 @@ private slots:
         QVERIFY(r.errorMessage().contains("Could not reach"));
     }
 
+    // Rotation under load: many requests retried on the second key at once all complete.
+    void keyRotationUnderConcurrency()
+    {
+        Rig rig({QStringLiteral("--key-fault"), QStringLiteral("up-k1=429")});
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        constexpr int kRequests = 150;
+        for (int round = 0; round < 3; ++round) {
+            std::vector<std::unique_ptr<QTcpSocket>> sockets;
+            for (int i = 0; i < kRequests; ++i) {
+                auto s = std::make_unique<QTcpSocket>();
+                s->connectToHost(QHostAddress::LocalHost, f.port());
+                QVERIFY(s->waitForConnected());
+                s->write(request("/v1/chat/completions", key, chat("vendorB-5-nano", "x")));
+                sockets.push_back(std::move(s));
+            }
+            for (int i = 0; i < kRequests; ++i) {
+                QByteArray got;
+                readUntil(*sockets[i], &got, "\"usage\"", 10'000);
+                QVERIFY2(got.startsWith("HTTP/1.1 200"),
+                         qPrintable(QStringLiteral("round %1, request %2").arg(round).arg(i)));
+            }
+        }
+    }
+
+    // Stopping the server with a stream still open: no crash, and the stream is billed as
+    // abandoned before the database closes.
+    void shutdownWithAnOpenStream()
+    {
+        Rig rig({}, {}, [](ServerSettings &s) { s.drainTimeoutMs = 300; });
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.write(request(
+            "/v1/chat/completions", key,
+            chat("vendorB-5-nano", "x [fake chunks=1000 interval-ms=50]", {{"stream", true}})));
+        QByteArray got;
+        readUntil(s, &got, "\"content\":\"x");
+        QVERIFY(got.contains("\"content\":\"x"));
+        f.host().stop();
+        const QList<UsageRecord> records = usageFor(f);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].status, 499);
+        QVERIFY(records[0].estimated);
+        QVERIFY(records[0].cost > 0);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()),
+                 Money::kUnitsPerCredit - records[0].cost);
+    }
+
     // A key answering 429 (or 5xx) rests; the next key serves the request.
     void keyRotation()
     {
