@@ -89,3 +89,10 @@ ServerSettings AppOptions::settings() const
     s.configPath = path;
     return s;
 }
+
+DatabaseConfig AppOptions::database(const ServerSettings &settings) const
+{
+    DatabaseConfig c = database();
+    c.setSqliteFullSync(settings.sqliteFullSync);
+    return c;
+}

@@ -23,6 +23,8 @@ struct AppOptions
 
     // SQLite in the data directory (created if needed) unless a database URL was given.
     DatabaseConfig database() const;
+    // The same, with the storage settings of the config file applied.
+    DatabaseConfig database(const ServerSettings &settings) const;
     // The config file: --config, else DATA_DIR/config.json (which the window saves providers
     // to). Settings come from it when it exists, else the defaults.
     QString effectiveConfigPath() const;

@@ -291,7 +291,7 @@ int serve(const QStringList &args)
     if (!parse(p, rest, QStringLiteral("Run the Switchyard HTTP API without a window."), true, {}))
         return 0;
     const ServerSettings settings = p.options.settings();
-    DatabaseService db(p.options.database());
+    DatabaseService db(p.options.database(settings));
     db.start();
     ProviderRegistry registry(settings.gateway, settings.configPath);
     registry.startCatalogSync(&db);

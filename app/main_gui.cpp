@@ -26,7 +26,7 @@ int main(int argc, char *argv[])
     try {
         const AppOptions options = AppOptions::from(parser, true);
         const ServerSettings settings = options.settings();
-        DatabaseService db(options.database());
+        DatabaseService db(options.database(settings));
         db.start();
         ProviderRegistry registry(settings.gateway, settings.configPath);
         registry.startCatalogSync(&db);

@@ -76,9 +76,10 @@ QSqlDatabase DatabaseConfig::open(const QString &purpose) const
     }
     if (m_kind == Kind::Sqlite) {
         QSqlQuery q(db);
-        // WAL lets readers run beside the single writer; FULL makes every commit durable.
-        for (const char *pragma :
-             {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
+        // WAL lets readers run beside the single writer. In WAL mode NORMAL keeps every commit
+        // once the process dies (it is in the WAL file); FULL also survives a power loss.
+        const char *sync = m_fullSync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
+        for (const char *pragma : {"PRAGMA journal_mode=WAL", sync, "PRAGMA foreign_keys=ON"}) {
             if (!q.exec(QString::fromLatin1(pragma)))
                 throw StoreError(q.lastError().text().toStdString());
         }

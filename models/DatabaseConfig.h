@@ -28,6 +28,11 @@ public:
     Kind kind() const { return m_kind; }
     bool isPostgres() const { return m_kind == Kind::Postgres; }
     QString describe() const; // for logs: never includes the password
+    // SQLite: fsync every commit (synchronous=FULL) so a commit also survives power loss. The
+    // default (WAL with synchronous=NORMAL) is durable when the process is killed, without a
+    // disk flush on every commit.
+    void setSqliteFullSync(bool on) { m_fullSync = on; }
+    bool sqliteFullSync() const { return m_fullSync; }
 
     // Opens (or reuses) this thread's connection with the given name suffix. Throws StoreError.
     QSqlDatabase open(const QString &purpose) const;
@@ -41,4 +46,5 @@ private:
     QString m_user;
     QString m_password;
     QString m_database;
+    bool m_fullSync = false;
 };

@@ -57,6 +57,13 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
     intField("auth_cache_ms", s.authCacheMs);
 
     s.configPath = path;
+    const QJsonValue sync = server.value("sqlite_synchronous");
+    if (!sync.isUndefined()) {
+        if (sync.toString() != u"full" && sync.toString() != u"normal")
+            throw std::runtime_error("config: server.sqlite_synchronous must be \"normal\" or "
+                                     "\"full\"");
+        s.sqliteFullSync = sync.toString() == u"full";
+    }
     const QJsonValue gateway = root.value("gateway");
     if (!gateway.isUndefined() && !gateway.isObject())
         throw std::runtime_error("config: gateway must be an object");

@@ -31,6 +31,7 @@ struct ServerSettings
     GatewayConfig gateway = GatewayConfig::defaults();
     // Credits a text-generation request must find available before its upstream call.
     qint64 llmMinimumReservation = 1'000'000; // 0.001 credits
+    bool sqliteFullSync = false;              // server.sqlite_synchronous: "full" (else "normal")
     QString configPath; // the file the settings came from (the window saves providers there)
 
     static ServerSettings defaults();

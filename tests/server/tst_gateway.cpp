@@ -8,11 +8,14 @@
 #include "ServerFixture.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSqlQuery>
 #include <QTcpServer>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <memory>
@@ -364,6 +367,48 @@ private slots:
         HttpReply r = f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
         QCOMPARE(r.status, 502);
         QVERIFY(r.errorMessage().contains("Could not reach"));
+    }
+
+    // The config file's server and gateway sections, and what they change.
+    void configFile()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        auto write = [&](const QByteArray &json) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(json);
+        };
+        write("{\"server\":{\"sqlite_synchronous\":\"full\"},\"gateway\":{\"min_reservation\":"
+              "\"0.5\",\"auto_model\":\"vendorB-5.4\",\"providers\":{\"openai\":{\"keys\":"
+              "[\"a\"]}}}}");
+        const ServerSettings s = ServerSettings::fromConfigFile(path);
+        QVERIFY(s.sqliteFullSync);
+        QCOMPARE(s.llmMinimumReservation, Money::kUnitsPerCredit / 2);
+        QCOMPARE(s.gateway.autoModel, QStringLiteral("vendorB-5.4"));
+        QCOMPARE(s.gateway.provider(QStringLiteral("openai"))->keys, QStringList{"a"});
+        QCOMPARE(s.configPath, path);
+        QVERIFY(!ServerSettings::defaults().sqliteFullSync);
+        for (const QByteArray &bad :
+             {QByteArray("{\"server\":{\"sqlite_synchronous\":\"off\"}}"),
+              QByteArray("{\"gateway\":{\"min_reservation\":\"-1\"}}"),
+              QByteArray("{\"gateway\":[]}"),
+              QByteArray(
+                  "{\"gateway\":{\"providers\":{\"openai\":{\"base_url\":\"ftp://x\"}}}}")}) {
+            write(bad);
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, ServerSettings::fromConfigFile(path));
+        }
+
+        // The SQLite flush setting reaches the connection.
+        for (const bool full : {false, true}) {
+            QTemporaryDir d;
+            DatabaseConfig c = DatabaseConfig::sqlite(d.filePath(QStringLiteral("s.db")));
+            c.setSqliteFullSync(full);
+            QSqlDatabase db = c.open(full ? QStringLiteral("full") : QStringLiteral("normal"));
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA synchronous")) && q.next());
+            QCOMPARE(q.value(0).toInt(), full ? 2 : 1); // FULL = 2, NORMAL = 1
+        }
     }
 
     // Rotation under load: many requests retried on the second key at once all complete.
