@@ -20,6 +20,14 @@ qint64 nowMs()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
+// A catalog provider is fetched on its own (at start and every refresh_minutes) only once it
+// has a key, since it cannot serve requests without one: a fresh install makes no outbound
+// call until the operator sets a provider up.
+bool autoRefreshes(const ProviderConfig &p)
+{
+    return p.type == ProviderType::Catalog && !p.allKeys().isEmpty() && p.refreshMinutes > 0;
+}
+
 // Authentication headers for a provider type.
 QList<QByteArray> authHeaders(const ProviderConfig &p, const QString &key)
 {
@@ -314,7 +322,7 @@ void ProviderRegistry::startCatalogSync(DatabaseService *db)
             }
             self->scheduleRefreshes();
             for (const ProviderConfig &p : self->config().providers)
-                if (p.type == ProviderType::Catalog)
+                if (autoRefreshes(p))
                     self->refreshCatalog(p.name);
         });
 }
@@ -324,7 +332,7 @@ void ProviderRegistry::scheduleRefreshes()
     const GatewayConfig cfg = config();
     for (auto it = m_timers.begin(); it != m_timers.end();) {
         const ProviderConfig *p = cfg.provider(it.key());
-        if (!p || p->type != ProviderType::Catalog || p->refreshMinutes <= 0) {
+        if (!p || !autoRefreshes(*p)) {
             delete it.value();
             it = m_timers.erase(it);
         } else {
@@ -332,7 +340,7 @@ void ProviderRegistry::scheduleRefreshes()
         }
     }
     for (const ProviderConfig &p : cfg.providers) {
-        if (p.type != ProviderType::Catalog || p.refreshMinutes <= 0)
+        if (!autoRefreshes(p))
             continue;
         QTimer *&t = m_timers[p.name];
         if (!t) {

@@ -647,6 +647,29 @@ private slots:
         service.stop();
     }
 
+    // Without a key a catalog provider is not fetched on its own (no outbound call on a fresh
+    // install), but an explicit refresh still works.
+    void catalogWithoutKeyIsFetchedOnlyOnDemand()
+    {
+        Fake fake;
+        ServerSettings settings = settingsFor(fake);
+        settings.gateway.providers[3].keys.clear();
+        TestDatabase db(QStringLiteral("sqlite"));
+        QVERIFY(db.ready());
+        DatabaseService service(db.config());
+        service.start();
+        ProviderRegistry registry(settings.gateway, {});
+        registry.startCatalogSync(&service);
+        QTest::qWait(300);
+        QCOMPARE(fake.stats().value("requests").toInt(), 0);
+        QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
+        registry.refreshCatalog(QStringLiteral("openrouter"));
+        QVERIFY(refreshed.wait(5000));
+        QCOMPARE(fake.stats().value("requests").toInt(), 1);
+        QVERIFY(!registry.snapshot()->live.value(QStringLiteral("openrouter")).isEmpty());
+        service.stop();
+    }
+
     void gatewayModelThroughTheServer()
     {
         Fake fake;
