@@ -27,7 +27,7 @@ Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *r
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerPublicRoutes();
     registerControlRoutes(*m_pipeline);
-    m_gateway = new Gateway(*m_registry, this);
+    m_gateway = new Gateway(*m_registry, m_settings.maxStreamBuffer, this);
     m_gateway->install(*m_pipeline, m_settings.llmMinimumReservation);
 }
 

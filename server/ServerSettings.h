@@ -26,8 +26,11 @@ struct ServerSettings
     int maxConnections = 4096;
     int idleTimeoutMs = 60'000;
     int drainTimeoutMs = 10'000;
-    int authCacheMs = 2'000;        // a revocation on another instance is seen within this time
-    QHash<QString, RateTier> tiers; // "default" always present after load
+    int authCacheMs = 2'000;
+    qint64 maxStreamBuffer = 16 * 1024 * 1024; // unsent bytes of a stream before its client is
+                                               // dropped as not reading        // a revocation on
+                                               // another instance is seen within this time
+    QHash<QString, RateTier> tiers;            // "default" always present after load
     GatewayConfig gateway = GatewayConfig::defaults();
     // Credits a text-generation request must find available before its upstream call.
     qint64 llmMinimumReservation = 1'000'000; // 0.001 credits

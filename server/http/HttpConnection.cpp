@@ -60,6 +60,11 @@ void HttpConnection::closeWhenIdle()
         m_socket->disconnectFromHost();
 }
 
+qint64 HttpConnection::unsentBytes() const
+{
+    return m_socket->bytesToWrite();
+}
+
 void HttpConnection::abortNow()
 {
     m_socket->abort();

@@ -28,6 +28,7 @@ public:
     void write(const QByteArray &data);
     void exchangeFinished(HttpExchange *exchange); // response complete
     bool isIdle() const { return !m_current; }
+    qint64 unsentBytes() const;
     void closeWhenIdle(); // graceful shutdown: finish the current response, then close
     // Drops the connection now; a response in progress is told its client left.
     void abortNow();

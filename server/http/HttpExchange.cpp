@@ -7,6 +7,17 @@ HttpExchange::HttpExchange(HttpRequest request, HttpConnection *connection)
 {
 }
 
+qint64 HttpExchange::unsentBytes() const
+{
+    return m_connection ? m_connection->unsentBytes() : 0;
+}
+
+void HttpExchange::abortConnection()
+{
+    if (m_connection)
+        m_connection->abortNow();
+}
+
 bool HttpExchange::isOpen() const
 {
     return !m_connection.isNull();

@@ -20,7 +20,10 @@ public:
     const HttpRequest &request() const { return m_request; }
     HttpRequest &request() { return m_request; }
 
-    bool isOpen() const; // the client is still there
+    bool isOpen() const;        // the client is still there
+    qint64 unsentBytes() const; // written but not yet taken by the client (a slow reader)
+    // Drops the connection now (onClosed runs).
+    void abortConnection();
     bool isAnswered() const { return m_state != State::Pending; }
     bool isStreaming() const { return m_state == State::Streaming; }
 

@@ -206,6 +206,13 @@ private:
         if (!out.isEmpty()) {
             m_ctx->writeStream(out);
             m_lastWriteMs = m_gateway.nowMs();
+            // A client that stopped reading would make the server hold the whole stream.
+            if (m_ctx->exchange()->unsentBytes() > m_gateway.maxUnsent()) {
+                qWarning("request %s: the client stopped reading; dropping it",
+                         qPrintable(m_ctx->requestId()));
+                m_ctx->exchange()->abortConnection(); // reaches clientLeft()
+                return;
+            }
         }
         if (m_relay->isFinished()) {
             finishStream(true, {});
@@ -419,8 +426,9 @@ private:
     bool m_done = false;
 };
 
-Gateway::Gateway(ProviderRegistry &registry, QObject *parent)
-    : QObject(parent), m_registry(registry), m_client(new UpstreamClient(this))
+Gateway::Gateway(ProviderRegistry &registry, qint64 maxUnsent, QObject *parent)
+    : QObject(parent), m_registry(registry), m_maxUnsent(maxUnsent),
+      m_client(new UpstreamClient(this))
 {
     m_clock.start();
     m_keepAlive.setInterval(1000);

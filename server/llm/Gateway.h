@@ -20,7 +20,8 @@ class Gateway : public QObject
 {
     Q_OBJECT
 public:
-    Gateway(ProviderRegistry &registry, QObject *parent = nullptr);
+    // maxUnsent: bytes a stream may have waiting for a client that does not read.
+    Gateway(ProviderRegistry &registry, qint64 maxUnsent, QObject *parent = nullptr);
     ~Gateway() override;
 
     void install(Pipeline &pipeline, qint64 minimumReservation);
@@ -29,6 +30,7 @@ public:
     UpstreamClient &client() { return *m_client; }
     qint64 nowMs() const { return m_clock.elapsed(); }
     int openStreams() const { return int(m_streams.size()); }
+    qint64 maxUnsent() const { return m_maxUnsent; }
 
     // Streams get keep-alive comments while their upstream is silent.
     void streamStarted(const std::shared_ptr<GatewayCall> &call);
@@ -39,6 +41,7 @@ private:
     void sendKeepAlives();
 
     ProviderRegistry &m_registry;
+    qint64 m_maxUnsent;
     UpstreamClient *m_client;
     QElapsedTimer m_clock;
     QTimer m_keepAlive;

@@ -236,6 +236,29 @@ private slots:
         QVERIFY(!records[0].estimated);
     }
 
+    // A client that stops reading is dropped before the server buffers the whole stream.
+    void slowReaderIsDropped()
+    {
+        Rig rig({}, {}, [](ServerSettings &s) { s.maxStreamBuffer = 256 * 1024; });
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        QTcpSocket s;
+        s.setReadBufferSize(4096); // and never read: the kernel buffers fill, then the server's
+        s.connectToHost(QHostAddress::LocalHost, f.port());
+        QVERIFY(s.waitForConnected());
+        s.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 8192);
+        s.write(request("/v1/chat/completions", key,
+                        chat("vendorB-5-nano", "x [fake chunks=40000]", {{"stream", true}})));
+        s.flush();
+        // The server drops the connection (billing what was produced) instead of holding the
+        // rest of the stream in memory.
+        QList<UsageRecord> records;
+        QTRY_VERIFY_WITH_TIMEOUT((records = usageFor(f)).size() == 1, 30'000);
+        QVERIFY(records[0].outputTokens < 40000);
+        QCOMPARE(records[0].status, 499);
+        QVERIFY(records[0].cost > 0);
+    }
+
     void keepAliveWhileUpstreamIsSilent()
     {
         Rig rig({}, {}, [](ServerSettings &s) { s.gateway.keepAliveMs = 200; });
