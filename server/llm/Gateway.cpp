@@ -432,10 +432,23 @@ Gateway::Gateway(ProviderRegistry &registry, qint64 maxUnsent, QObject *parent)
 {
     m_clock.start();
     m_keepAlive.setInterval(1000);
+    connect(&m_registry, &ProviderRegistry::catalogRefreshed, this, &Gateway::catalogRefreshed);
     connect(&m_keepAlive, &QTimer::timeout, this, &Gateway::sendKeepAlives);
 }
 
 Gateway::~Gateway() = default;
+
+void Gateway::catalogRefreshed(const QString &provider, int models, const QString &error)
+{
+    const QList<ContextPtr> waiting = m_pendingRefreshes.take(provider);
+    for (const ContextPtr &ctx : waiting) {
+        if (!error.isEmpty())
+            ctx->respondError(
+                502, QStringLiteral("Refreshing the %1 catalog failed: %2").arg(provider, error));
+        else
+            ctx->respondJson(200, QJsonObject{{"provider", provider}, {"models", models}});
+    }
+}
 
 void Gateway::streamStarted(const std::shared_ptr<GatewayCall> &call)
 {
@@ -509,24 +522,11 @@ void Gateway::installControl(Pipeline &pipeline)
             ctx->respondError(404, QStringLiteral("No catalog provider named '%1'.").arg(name));
             return;
         }
-        // The registry refreshes on its own thread; the answer comes back to this one.
-        QPointer<Gateway> self = this;
-        QMetaObject::invokeMethod(&m_registry, [self, ctx, name, registry = &m_registry] {
-            registry->refreshCatalog(name, [self, ctx, name, registry](const QString &error) {
-                const int models = int(registry->snapshot()->live.value(name).size());
-                if (!self)
-                    return;
-                QMetaObject::invokeMethod(self, [ctx, error, name, models] {
-                    if (!error.isEmpty()) {
-                        ctx->respondError(502, QStringLiteral("Refreshing the %1 catalog failed: "
-                                                              "%2")
-                                                   .arg(name, error));
-                        return;
-                    }
-                    ctx->respondJson(200, QJsonObject{{"provider", name}, {"models", models}});
-                });
-            });
-        });
+        // The registry refreshes on its own thread and announces the outcome with a signal,
+        // which reaches this thread queued (and never a deleted gateway).
+        m_pendingRefreshes[name].append(ctx);
+        ProviderRegistry *registry = &m_registry;
+        QMetaObject::invokeMethod(registry, [registry, name] { registry->refreshCatalog(name); });
     };
     pipeline.addRoute(refresh);
 }

@@ -12,6 +12,7 @@ class Pipeline;
 class ProviderRegistry;
 class UpstreamClient;
 class GatewayCall;
+class RequestContext;
 
 // The text-generation gateway (spec 4.1 to 4.3): POST /v1/chat/completions, /v1/responses and
 // /v1/messages, routed by model to upstream providers, relayed (streamed or whole), billed per
@@ -38,6 +39,7 @@ public:
 
 private:
     void installControl(Pipeline &pipeline);
+    void catalogRefreshed(const QString &provider, int models, const QString &error);
     void sendKeepAlives();
 
     ProviderRegistry &m_registry;
@@ -46,4 +48,5 @@ private:
     QElapsedTimer m_clock;
     QTimer m_keepAlive;
     QHash<GatewayCall *, std::weak_ptr<GatewayCall>> m_streams;
+    QHash<QString, QList<std::shared_ptr<RequestContext>>> m_pendingRefreshes;
 };
