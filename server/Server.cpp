@@ -1,5 +1,6 @@
 #include "Server.h"
 
+#include "address/AddressRoutes.h"
 #include "control/ControlRoutes.h"
 #include "DatabaseService.h"
 #include "http/HttpServer.h"
@@ -27,6 +28,7 @@ Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *r
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerPublicRoutes();
     registerControlRoutes(*m_pipeline);
+    registerAddressRoutes(*m_pipeline, m_settings);
     m_gateway = new Gateway(*m_registry, m_settings.maxStreamBuffer, this);
     m_gateway->install(*m_pipeline, m_settings.llmMinimumReservation);
 }

@@ -78,6 +78,15 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
         s.llmMinimumReservation = *units;
     }
 
+    const QJsonObject address = root.value("address").toObject();
+    if (address.contains("price_per_request")) {
+        const auto units = Money::parseCredits(address.value("price_per_request").toString());
+        if (!units || *units < 0)
+            throw std::runtime_error("config: address.price_per_request must be a decimal string "
+                                     "of credits, e.g. \"0.0001\"");
+        s.addressPricePerRequest = *units;
+    }
+
     const QJsonObject limits = root.value("rate_limits").toObject();
     for (auto t = limits.begin(); t != limits.end(); ++t) {
         if (!t.value().isObject())

@@ -32,6 +32,8 @@ struct ServerSettings
                                                // another instance is seen within this time
     QHash<QString, RateTier> tiers;            // "default" always present after load
     GatewayConfig gateway = GatewayConfig::defaults();
+    // Credits charged for each successful /v1/address/* request (address.price_per_request).
+    qint64 addressPricePerRequest = 100'000; // 0.0001 credits
     // Credits a text-generation request must find available before its upstream call.
     qint64 llmMinimumReservation = 1'000'000; // 0.001 credits
     bool sqliteFullSync = false;              // server.sqlite_synchronous: "full" (else "normal")

@@ -1,0 +1,98 @@
+#include "AddressRoutes.h"
+
+#include "CoordTransform.h"
+#include "Pipeline.h"
+#include "ServerSettings.h"
+
+#include <QJsonObject>
+
+namespace {
+
+// transfer-coord: {text: "lon,lat", srcCoord, dstCoord?, inverse?} -> {coord_transfer: {...}}
+void transferCoord(const ContextPtr &ctx, qint64 price)
+{
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return;
+    const QJsonValue text = body->value("text");
+    if (!text.isString()) {
+        ctx->respondError(400, QStringLiteral("text: required, a string \"longitude,latitude\""),
+                          {}, QStringLiteral("text"));
+        return;
+    }
+    const CoordTransform::ParseResult point = CoordTransform::parseCoordinate(text.toString());
+    if (!point.ok) {
+        ctx->respondError(400, QStringLiteral("text: %1").arg(point.error), {},
+                          QStringLiteral("text"));
+        return;
+    }
+    auto system = [&](const char *field, bool required) -> std::optional<CoordTransform::System> {
+        const QJsonValue v = body->value(QLatin1String(field));
+        if (v.isUndefined() || v.isNull()) {
+            if (required)
+                ctx->respondError(
+                    400,
+                    QStringLiteral("%1: required, one of %2")
+                        .arg(QLatin1String(field), CoordTransform::acceptedSystemNames()),
+                    {}, QLatin1String(field));
+            return std::nullopt;
+        }
+        const auto s = v.isString() ? CoordTransform::parseSystem(v.toString()) : std::nullopt;
+        if (!s)
+            ctx->respondError(400,
+                              QStringLiteral("%1: unknown coordinate system '%2'; use %3")
+                                  .arg(QLatin1String(field), v.toVariant().toString(),
+                                       CoordTransform::acceptedSystemNames()),
+                              {}, QLatin1String(field));
+        return s;
+    };
+    const auto src = system("srcCoord", true);
+    if (!src)
+        return;
+    std::optional<CoordTransform::System> dst;
+    if (body->contains("dstCoord") && !body->value("dstCoord").isNull()) {
+        dst = system("dstCoord", false);
+        if (!dst)
+            return;
+    }
+    CoordTransform::Inverse inverse = CoordTransform::Inverse::Exact;
+    const QJsonValue inv = body->value("inverse");
+    if (!inv.isUndefined() && !inv.isNull()) {
+        if (inv.toString() == u"one_step")
+            inverse = CoordTransform::Inverse::OneStep;
+        else if (inv.toString() != u"exact") {
+            ctx->respondError(400,
+                              QStringLiteral("inverse: must be exact (the default) or "
+                                             "one_step"),
+                              {}, QStringLiteral("inverse"));
+            return;
+        }
+    }
+    using CoordTransform::System;
+    const QList<System> targets =
+        dst ? QList<System>{*dst}
+            : QList<System>{System::Bd09, System::Cgcs2000, System::Wgs84, System::Gcj02};
+    QJsonObject out;
+    for (System t : targets)
+        out.insert(CoordTransform::systemKey(t),
+                   CoordTransform::formatCoordinate(
+                       CoordTransform::convert(point.value, *src, t, inverse)));
+    ctx->usage().cost = price;
+    ctx->respondJson(200, QJsonObject{{"coord_transfer", out}});
+}
+
+} // namespace
+
+void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
+{
+    RouteSpec spec;
+    spec.method = "POST";
+    spec.pattern = QStringLiteral("/v1/address/transfer-coord");
+    spec.family = QStringLiteral("address");
+    spec.auth = AuthMode::ApiKey;
+    spec.bucket = QStringLiteral("address");
+    const qint64 price = settings.addressPricePerRequest;
+    spec.reservation = price;
+    spec.handler = [price](const ContextPtr &ctx) { transferCoord(ctx, price); };
+    pipeline.addRoute(spec);
+}

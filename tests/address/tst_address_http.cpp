@@ -1,0 +1,106 @@
+// The address routes over HTTP: request shapes, errors in the envelope, billing per request.
+
+#include "CoordTransform.h"
+#include "Money.h"
+#include "ServerFixture.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+class TestAddressHttp : public QObject
+{
+    Q_OBJECT
+private slots:
+    void transferCoordAllSystems_data() { addBackendRows(); }
+    void transferCoordAllSystems()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply r =
+            f.client().postJson("/v1/address/transfer-coord",
+                                "{\"text\":\"116.397428,39.90923\",\"srcCoord\":\"gcj02\"}", key);
+        QCOMPARE(r.status, 200);
+        const QJsonObject out = r.json().value("coord_transfer").toObject();
+        QCOMPARE(out.keys(), (QStringList{"BD09", "CGCS2000", "GCJ02", "WGS84"}));
+        QCOMPARE(out.value("GCJ02").toString(), QStringLiteral("116.397428,39.909230"));
+        QCOMPARE(out.value("WGS84").toString(), out.value("CGCS2000").toString());
+        // The WGS84 answer maps back onto the input.
+        const auto wgs = CoordTransform::parseCoordinate(out.value("WGS84").toString());
+        QVERIFY(wgs.ok);
+        const auto back = CoordTransform::wgs84ToGcj02(wgs.value);
+        QVERIFY(qAbs(back.lon - 116.397428) < 2e-6 && qAbs(back.lat - 39.90923) < 2e-6);
+        // Billed at the address price.
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()),
+                 Money::kUnitsPerCredit - ServerSettings::defaults().addressPricePerRequest);
+    }
+
+    void transferCoordOneSystem()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply r = f.client().postJson(
+            "/v1/address/transfer-coord",
+            "{\"text\":\"121.4737, 31.2304\",\"srcCoord\":\"WGS84\",\"dstCoord\":\"bd09\"}", key);
+        QCOMPARE(r.status, 200);
+        const QJsonObject out = r.json().value("coord_transfer").toObject();
+        QCOMPARE(out.keys(), QStringList{"BD09"});
+        const QString expected = CoordTransform::formatCoordinate(CoordTransform::convert(
+            {121.4737, 31.2304}, CoordTransform::System::Wgs84, CoordTransform::System::Bd09));
+        QCOMPARE(out.value("BD09").toString(), expected);
+    }
+
+    void transferCoordErrors_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("param");
+        QTest::newRow("no text") << QByteArray("{\"srcCoord\":\"wgs84\"}") << "text";
+        QTest::newRow("text not string")
+            << QByteArray("{\"text\":1,\"srcCoord\":\"wgs84\"}") << "text";
+        QTest::newRow("one number")
+            << QByteArray("{\"text\":\"116.3\",\"srcCoord\":\"wgs84\"}") << "text";
+        QTest::newRow("letters") << QByteArray("{\"text\":\"abc,def\",\"srcCoord\":\"wgs84\"}")
+                                 << "text";
+        QTest::newRow("out of range")
+            << QByteArray("{\"text\":\"200,10\",\"srcCoord\":\"wgs84\"}") << "text";
+        QTest::newRow("empty") << QByteArray("{\"text\":\"\",\"srcCoord\":\"wgs84\"}") << "text";
+        QTest::newRow("no src") << QByteArray("{\"text\":\"116,39\"}") << "srcCoord";
+        QTest::newRow("unknown src")
+            << QByteArray("{\"text\":\"116,39\",\"srcCoord\":\"utm\"}") << "srcCoord";
+        QTest::newRow("unknown dst")
+            << QByteArray("{\"text\":\"116,39\",\"srcCoord\":\"wgs84\",\"dstCoord\":\"mars\"}")
+            << "dstCoord";
+        QTest::newRow("bad inverse")
+            << QByteArray("{\"text\":\"116,39\",\"srcCoord\":\"gcj02\",\"inverse\":\"x\"}")
+            << "inverse";
+        QTest::newRow("not json") << QByteArray("{text:") << "";
+    }
+    void transferCoordErrors()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, param);
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        HttpReply r = f.client().postJson("/v1/address/transfer-coord", body, key);
+        QCOMPARE(r.status, 400);
+        const QJsonObject error = r.json().value("error").toObject();
+        QCOMPARE(error.value("type").toString(), QStringLiteral("invalid_request_error"));
+        if (!param.isEmpty())
+            QCOMPARE(error.value("param").toString(), param);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), Money::kUnitsPerCredit);
+    }
+
+    void transferCoordNeedsKeyAndCredits()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray body = "{\"text\":\"116,39\",\"srcCoord\":\"wgs84\"}";
+        QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body).status, 401);
+        const QByteArray key = f.createKey();
+        QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body, key).status, 402);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAddressHttp)
+#include "tst_address_http.moc"
