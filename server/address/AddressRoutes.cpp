@@ -1,12 +1,17 @@
 #include "AddressRoutes.h"
 
 #include "CoordTransform.h"
+#include "PhoneExtractor.h"
 #include "Pipeline.h"
 #include "ServerSettings.h"
 
+#include <optional>
+#include <QJsonArray>
 #include <QJsonObject>
 
 namespace {
+
+constexpr int kMaxAddressText = 2000; // characters of `text` the text endpoints accept
 
 // transfer-coord: {text: "lon,lat", srcCoord, dstCoord?, inverse?} -> {coord_transfer: {...}}
 void transferCoord(const ContextPtr &ctx, qint64 price)
@@ -81,6 +86,47 @@ void transferCoord(const ContextPtr &ctx, qint64 price)
     ctx->respondJson(200, QJsonObject{{"coord_transfer", out}});
 }
 
+// The {text} body every text endpoint takes; answers 400 and returns nullopt when it is bad.
+std::optional<QString> addressText(const ContextPtr &ctx)
+{
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return std::nullopt;
+    const QJsonValue text = body->value("text");
+    if (!text.isString()) {
+        ctx->respondError(400, QStringLiteral("text: required, a string"), {},
+                          QStringLiteral("text"));
+        return std::nullopt;
+    }
+    const QString t = text.toString();
+    if (t.trimmed().isEmpty()) {
+        ctx->respondError(400, QStringLiteral("text: must not be empty"), {},
+                          QStringLiteral("text"));
+        return std::nullopt;
+    }
+    if (t.size() > kMaxAddressText) {
+        ctx->respondError(400,
+                          QStringLiteral("text: at most %1 characters, got %2")
+                              .arg(kMaxAddressText)
+                              .arg(t.size()),
+                          {}, QStringLiteral("text"));
+        return std::nullopt;
+    }
+    return t;
+}
+
+void extractPhone(const ContextPtr &ctx, qint64 price)
+{
+    const auto text = addressText(ctx);
+    if (!text)
+        return;
+    QJsonArray found;
+    for (const PhoneExtractor::Match &m : PhoneExtractor::extract(*text))
+        found.append(QJsonObject{{"start", m.start}, {"end", m.end}, {"word", m.word}});
+    ctx->usage().cost = price;
+    ctx->respondJson(200, QJsonObject{{"phone_extract", found}});
+}
+
 } // namespace
 
 void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
@@ -94,5 +140,9 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
     const qint64 price = settings.addressPricePerRequest;
     spec.reservation = price;
     spec.handler = [price](const ContextPtr &ctx) { transferCoord(ctx, price); };
+    pipeline.addRoute(spec);
+
+    spec.pattern = QStringLiteral("/v1/address/extract-phone");
+    spec.handler = [price](const ContextPtr &ctx) { extractPhone(ctx, price); };
     pipeline.addRoute(spec);
 }

@@ -4,6 +4,7 @@
 #include "Money.h"
 #include "ServerFixture.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
 
@@ -90,6 +91,36 @@ private slots:
         if (!param.isEmpty())
             QCOMPARE(error.value("param").toString(), param);
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), Money::kUnitsPerCredit);
+    }
+
+    void extractPhone()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString text = QStringLiteral("张三 138 1234 5678，座机0571-88886666转12，杭州市");
+        HttpReply r = f.client().postJson(
+            "/v1/address/extract-phone",
+            QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact), key);
+        QCOMPARE(r.status, 200);
+        const QJsonArray found = r.json().value("phone_extract").toArray();
+        QCOMPARE(found.size(), 2);
+        for (const QJsonValue &v : found) {
+            const QJsonObject m = v.toObject();
+            const int start = m.value("start").toInt();
+            const int end = m.value("end").toInt();
+            QCOMPARE(text.mid(start, end - start), m.value("word").toString());
+        }
+        QCOMPARE(found.at(0).toObject().value("word").toString(), QStringLiteral("138 1234 5678"));
+        // Text bounds.
+        for (const QByteArray &bad :
+             {QByteArray("{\"text\":\"  \"}"), QByteArray("{}"), QByteArray("{\"text\":[]}"),
+              "{\"text\":\"" + QByteArray(2001, 'x') + "\"}"}) {
+            HttpReply e = f.client().postJson("/v1/address/extract-phone", bad, key);
+            QCOMPARE(e.status, 400);
+            QCOMPARE(e.json().value("error").toObject().value("param").toString(),
+                     QStringLiteral("text"));
+        }
     }
 
     void transferCoordNeedsKeyAndCredits()
