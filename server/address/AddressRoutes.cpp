@@ -1,6 +1,7 @@
 #include "AddressRoutes.h"
 
 #include "CoordTransform.h"
+#include "DivisionMatcher.h"
 #include "PhoneExtractor.h"
 #include "Pipeline.h"
 #include "ServerSettings.h"
@@ -8,6 +9,7 @@
 #include <optional>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QThreadPool>
 
 namespace {
 
@@ -127,6 +129,33 @@ void extractPhone(const ContextPtr &ctx, qint64 price)
     ctx->respondJson(200, QJsonObject{{"phone_extract", found}});
 }
 
+// Built once (about half a second) and shared: it is immutable.
+const DivisionMatcher &divisionMatcher()
+{
+    static const DivisionMatcher matcher;
+    return matcher;
+}
+
+void divisionCode(const ContextPtr &ctx, qint64 price)
+{
+    const auto text = addressText(ctx);
+    if (!text)
+        return;
+    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
+    auto name = [](const DivisionMatcher::Mention &m) {
+        return m.division ? m.division->name : QString();
+    };
+    ctx->usage().cost = price;
+    ctx->respondJson(
+        200, QJsonObject{{"division_info",
+                          QJsonObject{{"divcode", r.divcode()},
+                                      {"division_province", name(r.province)},
+                                      {"division_city", r.city.division ? r.cityName() : QString()},
+                                      {"division_district", name(r.district)},
+                                      {"division_street", name(r.town)}}},
+                         {"status", r.isEmpty() ? "NOT_FOUND" : "OK"}});
+}
+
 } // namespace
 
 void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
@@ -141,6 +170,13 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
     spec.reservation = price;
     spec.handler = [price](const ContextPtr &ctx) { transferCoord(ctx, price); };
     pipeline.addRoute(spec);
+
+    spec.pattern = QStringLiteral("/v1/address/division-code");
+    spec.handler = [price](const ContextPtr &ctx) { divisionCode(ctx, price); };
+    pipeline.addRoute(spec);
+
+    // The division index takes about half a second to build: build it before the first request.
+    QThreadPool::globalInstance()->start([] { divisionMatcher(); });
 
     spec.pattern = QStringLiteral("/v1/address/extract-phone");
     spec.handler = [price](const ContextPtr &ctx) { extractPhone(ctx, price); };

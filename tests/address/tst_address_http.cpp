@@ -123,6 +123,36 @@ private slots:
         }
     }
 
+    void divisionCode()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        auto ask = [&](const QString &text) {
+            return f.client()
+                .postJson("/v1/address/division-code",
+                          QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact),
+                          key)
+                .json();
+        };
+        QJsonObject r = ask(QStringLiteral("浙江省杭州市余杭区五常街道文一西路969号"));
+        QJsonObject info = r.value("division_info").toObject();
+        QCOMPARE(r.value("status").toString(), QStringLiteral("OK"));
+        QCOMPARE(info.value("division_province").toString(), QStringLiteral("浙江省"));
+        QCOMPARE(info.value("division_city").toString(), QStringLiteral("杭州市"));
+        QCOMPARE(info.value("division_district").toString(), QStringLiteral("余杭区"));
+        QCOMPARE(info.value("division_street").toString(), QStringLiteral("五常街道"));
+        QCOMPARE(info.value("divcode").toString().size(), 12);
+        QVERIFY(info.value("divcode").toString().startsWith(QStringLiteral("330110")));
+        // A district alone fills in its province and city.
+        info = ask(QStringLiteral("余杭区良渚街道")).value("division_info").toObject();
+        QCOMPARE(info.value("division_province").toString(), QStringLiteral("浙江省"));
+        // No division: said so, nothing invented.
+        r = ask(QStringLiteral("hello world"));
+        QCOMPARE(r.value("status").toString(), QStringLiteral("NOT_FOUND"));
+        QCOMPARE(r.value("division_info").toObject().value("divcode").toString(), QString());
+    }
+
     void transferCoordNeedsKeyAndCredits()
     {
         ServerFixture f(QStringLiteral("sqlite"));

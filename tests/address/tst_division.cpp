@@ -1,0 +1,233 @@
+#include "DivisionMatcher.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+
+using namespace Qt::Literals::StringLiterals;
+
+namespace {
+
+// "code name [start,end)" per resolved level, placeholders as "code name inferred".
+QString describe(const DivisionMatcher::Result &r)
+{
+    QStringList out;
+    for (const DivisionMatcher::Mention *m : {&r.province, &r.city, &r.district, &r.town}) {
+        if (!m->division)
+            continue;
+        QString s = m->division->codeString() + u' ' + m->division->name;
+        s += m->inferred() ? QStringLiteral(" inferred")
+                           : QStringLiteral(" [%1,%2)%3")
+                                 .arg(m->start)
+                                 .arg(m->end)
+                                 .arg(m->shortForm ? QStringLiteral(" short") : QString());
+        out << s;
+    }
+    return out.join(u"; ");
+}
+
+} // namespace
+
+class TestDivision : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void resolve_data();
+    void resolve();
+    void emptyResults_data();
+    void emptyResults();
+    void spansAndFlags();
+    void ambiguousWithoutContext();
+    void mentionsListsEveryCandidate();
+    void speed();
+
+private:
+    const DivisionMatcher *matcher() const
+    {
+        static const DivisionMatcher m;
+        return &m;
+    }
+};
+
+void TestDivision::resolve_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("divcode");
+    QTest::addColumn<QString>("province");
+    QTest::addColumn<QString>("city"); // as shown: the province's name for a placeholder city
+    QTest::addColumn<QString>("district");
+    QTest::addColumn<QString>("town");
+
+    // Full chains.
+    QTest::newRow("full chain to town")
+        << u"浙江省杭州市余杭区仓前街道文一西路969号"_s << u"330110012000"_s << u"浙江省"_s
+        << u"杭州市"_s << u"余杭区"_s << u"仓前街道"_s;
+    QTest::newRow("municipality") << u"重庆市渝中区解放碑"_s << u"500103003000"_s << u"重庆市"_s
+                                  << u"重庆市"_s << u"渝中区"_s << u"解放碑街道"_s;
+    // Short forms.
+    QTest::newRow("short forms") << u"浙江杭州余杭"_s << u"330110000000"_s << u"浙江省"_s
+                                 << u"杭州市"_s << u"余杭区"_s << QString();
+    QTest::newRow("autonomous region short")
+        << u"内蒙古呼和浩特"_s << u"150100000000"_s << u"内蒙古自治区"_s << u"呼和浩特市"_s
+        << QString() << QString();
+    QTest::newRow("town short after its district")
+        << u"北京市海淀区中关村大街27号"_s << u"110108011000"_s << u"北京市"_s << u"北京市"_s
+        << u"海淀区"_s << u"中关村街道"_s;
+    // Missing upper levels inferred.
+    QTest::newRow("district only") << u"余杭区文一西路"_s << u"330110000000"_s << u"浙江省"_s
+                                   << u"杭州市"_s << u"余杭区"_s << QString();
+    QTest::newRow("city without districts") << u"东莞市虎门镇"_s << u"441900121000"_s << u"广东省"_s
+                                            << u"东莞市"_s << QString() << u"虎门镇"_s;
+    QTest::newRow("county-level city under a province")
+        << u"湖北省仙桃市"_s << u"429004000000"_s << u"湖北省"_s << u"湖北省"_s << u"仙桃市"_s
+        << QString();
+    // Ambiguous names resolved by context.
+    QTest::newRow("朝阳区 in 北京") << u"北京朝阳区建国路88号"_s << u"110105000000"_s << u"北京市"_s
+                                    << u"北京市"_s << u"朝阳区"_s << QString();
+    QTest::newRow("朝阳区 in 长春") << u"吉林长春朝阳区"_s << u"220104000000"_s << u"吉林省"_s
+                                    << u"长春市"_s << u"朝阳区"_s << QString();
+    QTest::newRow("朝阳市 in 辽宁") << u"辽宁朝阳市双塔区"_s << u"211302000000"_s << u"辽宁省"_s
+                                    << u"朝阳市"_s << u"双塔区"_s << QString();
+    // Short-form clashes: 北京 is the province, not 北京街道; 海淀 the district, not 海淀街道.
+    QTest::newRow("北京 alone") << u"北京"_s << u"110000000000"_s << u"北京市"_s << QString()
+                                << QString() << QString();
+    QTest::newRow("海淀 alone") << u"海淀"_s << u"110108000000"_s << u"北京市"_s << u"北京市"_s
+                                << u"海淀区"_s << QString();
+    // A road named after a place is not that place.
+    QTest::newRow("北京路 in 广州") << u"广州市越秀区北京路123号"_s << u"440104000000"_s
+                                    << u"广东省"_s << u"广州市"_s << u"越秀区"_s << QString();
+    // Noise around the address.
+    QTest::newRow("noise")
+        << u"收件人张三 电话13800000000 地址：广东省深圳市南山区粤海街道科技园 谢谢"_s
+        << u"440305007000"_s << u"广东省"_s << u"深圳市"_s << u"南山区"_s << u"粤海街道"_s;
+    QTest::newRow("later names in shop names")
+        << u"拱墅区莫干山路100号山东饺子馆"_s << u"330105000000"_s << u"浙江省"_s << u"杭州市"_s
+        << u"拱墅区"_s << QString();
+}
+
+void TestDivision::resolve()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, divcode);
+    QFETCH(QString, province);
+    QFETCH(QString, city);
+    QFETCH(QString, district);
+    QFETCH(QString, town);
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    const QByteArray got = describe(r).toUtf8();
+    QVERIFY2(!r.isEmpty(), got.constData());
+    QVERIFY2(r.divcode() == divcode, got.constData());
+    QCOMPARE(r.leaf->codeString(), divcode);
+    QCOMPARE(r.province.division ? r.province.division->name : QString(), province);
+    QCOMPARE(r.cityName(), city);
+    QCOMPARE(r.district.division ? r.district.division->name : QString(), district);
+    QCOMPARE(r.town.division ? r.town.division->name : QString(), town);
+    // The chain is consistent: each level lies within the one above.
+    const Gazetteer::Division *above = nullptr;
+    for (const DivisionMatcher::Mention *m : {&r.province, &r.city, &r.district, &r.town}) {
+        if (!m->division)
+            continue;
+        QVERIFY2(Gazetteer::isWithin(*m->division, above), got.constData());
+        above = m->division;
+    }
+    QCOMPARE(above, r.leaf);
+}
+
+void TestDivision::emptyResults_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::newRow("empty") << QString();
+    QTest::newRow("one character") << u"市"_s;
+    QTest::newRow("latin") << u"hello world, 123 Main Street"_s;
+    QTest::newRow("chinese chat") << u"今天天气很好我们去吃饭吧"_s;
+    QTest::newRow("digits and punctuation") << u"13800000000，（）——"_s;
+}
+
+void TestDivision::emptyResults()
+{
+    QFETCH(QString, text);
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    QVERIFY2(r.isEmpty(), qPrintable(describe(r)));
+    QCOMPARE(r.divcode(), QString());
+    QVERIFY(!r.province.isValid());
+    QCOMPARE(r.cityName(), QString());
+}
+
+void TestDivision::spansAndFlags()
+{
+    // Offsets are UTF-16 units into the text, end exclusive.
+    const QString text = u"地址：浙江杭州市余杭区"_s;
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    QCOMPARE(r.divcode(), u"330110000000"_s);
+    QCOMPARE(r.province.start, 3);
+    QCOMPARE(r.province.end, 5);
+    QVERIFY(r.province.shortForm);
+    QCOMPARE(text.sliced(r.city.start, r.city.end - r.city.start), u"杭州市"_s);
+    QVERIFY(!r.city.shortForm);
+    QCOMPARE(text.sliced(r.district.start, r.district.end - r.district.start), u"余杭区"_s);
+    QVERIFY(!r.district.inferred());
+    QVERIFY(!r.town.isValid());
+    QVERIFY(!r.ambiguous);
+
+    // Upper levels inferred from a unique district carry no span.
+    const DivisionMatcher::Result inferred = matcher()->resolve(u"余杭区"_s);
+    QVERIFY(inferred.province.inferred());
+    QVERIFY(inferred.city.inferred());
+    QCOMPARE(inferred.province.start, -1);
+    QCOMPARE(inferred.district.start, 0);
+    QCOMPARE(inferred.district.end, 3);
+
+    // A municipality's placeholder city is always inferred.
+    const DivisionMatcher::Result bj = matcher()->resolve(u"北京市朝阳区"_s);
+    QVERIFY(bj.city.division && bj.city.division->placeholder);
+    QVERIFY(bj.city.inferred());
+    QCOMPARE(bj.cityName(), u"北京市"_s);
+}
+
+void TestDivision::ambiguousWithoutContext()
+{
+    // 朝阳区 exists in 北京 and in 长春: without context the lowest code wins, flagged.
+    const DivisionMatcher::Result r = matcher()->resolve(u"朝阳区"_s);
+    QCOMPARE(r.divcode(), u"110105000000"_s);
+    QVERIFY(r.ambiguous);
+    // With context it is not ambiguous.
+    QVERIFY(!matcher()->resolve(u"长春市朝阳区"_s).ambiguous);
+    QCOMPARE(matcher()->resolve(u"长春市朝阳区"_s).divcode(), u"220104000000"_s);
+}
+
+void TestDivision::mentionsListsEveryCandidate()
+{
+    const QList<DivisionMatcher::Mention> all = matcher()->mentions(u"朝阳区"_s);
+    QSet<QString> codes;
+    for (const DivisionMatcher::Mention &m : all)
+        codes.insert(m.division->codeString());
+    QVERIFY(codes.contains(u"110105000000"_s)); // 朝阳区, 北京
+    QVERIFY(codes.contains(u"220104000000"_s)); // 朝阳区, 长春
+    QVERIFY(codes.contains(u"211300000000"_s)); // 朝阳市 by its short form
+    // A short form followed by 路 is a road, not a division.
+    for (const DivisionMatcher::Mention &m : matcher()->mentions(u"北京路"_s))
+        QVERIFY(!(m.division->level == Gazetteer::Level::Province));
+}
+
+void TestDivision::speed()
+{
+    const QStringList texts = {
+        u"浙江省杭州市余杭区仓前街道文一西路969号"_s,
+        u"收件人张三 电话13800000000 地址：广东省深圳市南山区粤海街道科技园"_s,
+        u"北京朝阳区建国路88号"_s, u"今天天气很好我们去吃饭吧"_s};
+    QElapsedTimer timer;
+    timer.start();
+    int calls = 0;
+    int resolved = 0;
+    while (timer.elapsed() < 300) {
+        for (const QString &t : texts) {
+            resolved += matcher()->resolve(t).isEmpty() ? 0 : 1;
+            ++calls;
+        }
+    }
+    const double perSecond = calls * 1000.0 / double(std::max<qint64>(1, timer.elapsed()));
+    qInfo("%.0f calls/s (%d calls, %d resolved)", perSecond, calls, resolved);
+}
+
+QTEST_GUILESS_MAIN(TestDivision)
+#include "tst_division.moc"
