@@ -156,6 +156,39 @@ void divisionCode(const ContextPtr &ctx, qint64 price)
                          {"status", r.isEmpty() ? "NOT_FOUND" : "OK"}});
 }
 
+// geocode: the centre of the most specific division the text names that has one (the data has
+// district and city centres; towns and streets are not located yet), with its level.
+void geocode(const ContextPtr &ctx, qint64 price)
+{
+    const auto text = addressText(ctx);
+    if (!text)
+        return;
+    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
+    const Gazetteer::Division *d = r.leaf;
+    while (d && !d->hasCentre())
+        d = d->parent;
+    ctx->usage().cost = price;
+    if (!d) {
+        ctx->respondJson(200,
+                         QJsonObject{{"offline_geocode",
+                                      QJsonObject{{"wgs84", ""}, {"gcj02", ""}, {"level", ""}}},
+                                     {"status", "NOT_FOUND"},
+                                     {"message", "The text names no division with a known "
+                                                 "location."}});
+        return;
+    }
+    static const char *levels[] = {"", "province", "city", "district", "town"};
+    const CoordTransform::LonLat gcj{d->lon, d->lat};
+    const CoordTransform::LonLat wgs =
+        CoordTransform::convert(gcj, CoordTransform::System::Gcj02, CoordTransform::System::Wgs84);
+    ctx->respondJson(200, QJsonObject{{"offline_geocode",
+                                       QJsonObject{{"wgs84", CoordTransform::formatCoordinate(wgs)},
+                                                   {"gcj02", CoordTransform::formatCoordinate(gcj)},
+                                                   {"level", levels[int(d->level)]},
+                                                   {"divcode", d->codeString()}}},
+                                      {"status", "OK"}});
+}
+
 } // namespace
 
 void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
@@ -173,6 +206,10 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
 
     spec.pattern = QStringLiteral("/v1/address/division-code");
     spec.handler = [price](const ContextPtr &ctx) { divisionCode(ctx, price); };
+    pipeline.addRoute(spec);
+
+    spec.pattern = QStringLiteral("/v1/address/geocode");
+    spec.handler = [price](const ContextPtr &ctx) { geocode(ctx, price); };
     pipeline.addRoute(spec);
 
     // The division index takes about half a second to build: build it before the first request.

@@ -153,6 +153,33 @@ private slots:
         QCOMPARE(r.value("division_info").toObject().value("divcode").toString(), QString());
     }
 
+    void geocode()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        auto ask = [&](const QString &text) {
+            return f.client()
+                .postJson("/v1/address/geocode",
+                          QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact),
+                          key)
+                .json();
+        };
+        // 东城区's centre in the data is 116.418757,39.917544 (GCJ-02).
+        QJsonObject r = ask(QStringLiteral("北京市东城区东华门街道"));
+        QJsonObject g = r.value("offline_geocode").toObject();
+        QCOMPARE(r.value("status").toString(), QStringLiteral("OK"));
+        QCOMPARE(g.value("gcj02").toString(), QStringLiteral("116.418757,39.917544"));
+        QCOMPARE(g.value("level").toString(), QStringLiteral("district")); // towns: not yet
+        const auto wgs = CoordTransform::parseCoordinate(g.value("wgs84").toString());
+        QVERIFY(wgs.ok);
+        const auto back = CoordTransform::wgs84ToGcj02(wgs.value);
+        QVERIFY(qAbs(back.lon - 116.418757) < 2e-6 && qAbs(back.lat - 39.917544) < 2e-6);
+        r = ask(QStringLiteral("no address here"));
+        QCOMPARE(r.value("status").toString(), QStringLiteral("NOT_FOUND"));
+        QCOMPARE(r.value("offline_geocode").toObject().value("wgs84").toString(), QString());
+    }
+
     void transferCoordNeedsKeyAndCredits()
     {
         ServerFixture f(QStringLiteral("sqlite"));
