@@ -1,0 +1,29 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+// The address services as plain calls: one JSON request in, one JSON answer out, exactly what
+// POST /v1/address/{endpoint} answers. The HTTP routes and the window's address testing tool
+// both go through here, so they cannot disagree. Thread-safe; no I/O.
+namespace AddressApi {
+
+constexpr int kMaxText = 2000; // characters of `text` the text endpoints accept
+
+struct Reply
+{
+    int status = 200;
+    QJsonObject body; // the answer when status is 200
+    QString error;    // a sentence for the client otherwise
+    QString param;    // the request field at fault, when there is one
+    bool ok() const { return status == 200; }
+};
+
+// The endpoints served so far, as in the path: transfer-coord, extract-phone, ...
+QStringList endpoints();
+Reply call(const QString &endpoint, const QJsonObject &request);
+// Builds the division index (about half a second) on a worker thread ahead of the first call.
+void warmUp();
+
+} // namespace AddressApi
