@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "AddressPanel.h"
 #include "ApiKeyModel.h"
 #include "ApiKeysPanel.h"
 #include "ControlTokenModel.h"
@@ -55,6 +56,7 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
     addPanel(tr("Settings"), tr("Control Tokens"), new ControlTokensPanel(m_tokens));
     addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
     addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
+    addPanel(tr("Tools"), tr("Address testing"), new AddressPanel);
     showPanel(tr("API Keys"));
 
     m_address = new QLabel(this);

@@ -5,7 +5,7 @@ if(NOT TARGET switchyard_ui)
     return()
 endif()
 foreach(suite apikeyspanel controltokenspanel creditspanel usagepanel mainwindow
-        revokeendtoend providers_panel)
+        revokeendtoend providers_panel address_panel)
     add_executable(tst_ui_${suite}
         ${CMAKE_CURRENT_LIST_DIR}/tst_${suite}.cpp
         ${CMAKE_CURRENT_LIST_DIR}/../itemmodels/TestDatabase.h)

@@ -24,13 +24,14 @@ void TestMainWindow::sidebarSwitchesPanels()
     auto *sidebar = window.findChild<QListWidget *>("sidebar");
     auto *stack = window.findChild<QStackedWidget *>("panels");
     QVERIFY(sidebar && stack);
-    QCOMPARE(stack->count(), 4);
+    QCOMPARE(stack->count(), 5);
     QCOMPARE(window.currentPanel()->objectName(), QStringLiteral("apiKeysPanel"));
 
     const QMap<QString, QString> panels{{"API Keys", "apiKeysPanel"},
                                         {"Control Tokens", "controlTokensPanel"},
                                         {"Credits", "creditsPanel"},
-                                        {"Usage", "usagePanel"}};
+                                        {"Usage", "usagePanel"},
+                                        {"Address testing", "addressPanel"}};
     for (auto it = panels.cbegin(); it != panels.cend(); ++it) {
         QVERIFY(window.showPanel(it.key()));
         QCOMPARE(window.currentPanel()->objectName(), it.value());

@@ -1,0 +1,235 @@
+// Tools > Address testing, driven like a user (offscreen). The panel calls the address engine
+// directly: no database is opened, no server runs.
+#include "AddressPanel.h"
+#include "CoordTransform.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QTableWidget>
+#include <QTest>
+#include <QTextCursor>
+#include <QTextEdit>
+#include <QThreadPool>
+
+namespace {
+
+template <typename T> T *child(QWidget *parent, const char *name)
+{
+    T *w = parent->findChild<T *>(QLatin1String(name));
+    if (!w)
+        qFatal("no widget %s", name);
+    return w;
+}
+
+} // namespace
+
+class TestAddressPanel : public QObject
+{
+    Q_OBJECT
+
+private:
+    // Types text, picks endpoint (by data), clicks Run and waits for the answer.
+    bool runOn(AddressPanel &panel, const QString &endpoint, const QString &text)
+    {
+        auto *combo = child<QComboBox>(&panel, "endpointCombo");
+        const int index = combo->findData(endpoint);
+        if (index < 0)
+            return false;
+        combo->setCurrentIndex(index);
+        child<QPlainTextEdit>(&panel, "addressTextEdit")->setPlainText(text);
+        QSignalSpy done(&panel, &AddressPanel::finished);
+        QTest::mouseClick(child<QPushButton>(&panel, "runButton"), Qt::LeftButton);
+        if (!panel.isRunning() && done.isEmpty())
+            return false;
+        return done.wait(15000) || !done.isEmpty();
+    }
+
+    static bool highlighted(QTextEdit *view, int pos)
+    {
+        QTextCursor c(view->document());
+        c.setPosition(pos + 1); // the format of the character before the cursor
+        return c.charFormat().hasProperty(QTextFormat::BackgroundBrush);
+    }
+
+private slots:
+    void listsEveryEndpointAndAll()
+    {
+        AddressPanel panel;
+        auto *combo = child<QComboBox>(&panel, "endpointCombo");
+        const QStringList endpoints = AddressApi::endpoints();
+        QCOMPARE(combo->count(), endpoints.size() + 1);
+        for (const QString &e : endpoints)
+            QVERIFY(combo->findData(e) >= 0);
+        QVERIFY(combo->findData(QString()) >= 0); // All
+    }
+
+    void codePointOffsets()
+    {
+        const QString text = QStringLiteral("a\U0001F600b\U0001F600c");
+        QCOMPARE(AddressPanel::codePointToPosition(text, 0), 0);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 1), 1);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 2), 3);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 3), 4);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 4), 6);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 5), 7);
+        QCOMPARE(AddressPanel::codePointToPosition(text, 99), 7);
+    }
+
+    void extractPhoneHighlightsTheNumber()
+    {
+        AddressPanel panel;
+        panel.show();
+        // U+1F600 takes two QChars: code point offsets and QString positions differ by one.
+        const QString number = QStringLiteral("13812345678");
+        const QString text = QStringLiteral("\U0001F600联系") + number + QStringLiteral("，谢谢");
+        QVERIFY(runOn(panel, QStringLiteral("extract-phone"), text));
+        QVERIFY2(panel.lastCalls().first().reply.ok(),
+                 qPrintable(panel.lastCalls().first().reply.error));
+
+        const int from = text.indexOf(number);
+        const int to = from + number.size();
+        QCOMPARE(panel.highlightedRanges().size(), 1);
+        QCOMPARE(panel.highlightedRanges().first(), qMakePair(from, to));
+
+        auto *view = child<QTextEdit>(&panel, "highlightView");
+        QCOMPARE(view->toPlainText(), text);
+        QVERIFY(view->isReadOnly());
+        for (int pos = 0; pos < text.size(); ++pos)
+            QCOMPARE(highlighted(view, pos), pos >= from && pos < to);
+
+        auto *json = child<QPlainTextEdit>(&panel, "jsonView");
+        QVERIFY(json->isReadOnly());
+        const QJsonObject body = QJsonDocument::fromJson(json->toPlainText().toUtf8()).object();
+        QCOMPARE(body.value("phone_extract").toArray().first().toObject().value("word").toString(),
+                 number);
+        QVERIFY(!child<QLabel>(&panel, "addressErrorLabel")->isVisibleTo(&panel));
+        QCOMPARE(child<QLabel>(&panel, "runStatusLabel")->property("state").toString(),
+                 QStringLiteral("done"));
+    }
+
+    void divisionCodeFillsTheTable()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QStringLiteral("division-code"),
+                      QStringLiteral("浙江省杭州市余杭区文一西路969号")));
+        auto *table = child<QTableWidget>(&panel, "divisionTable");
+        auto cell = [table](int row) {
+            return table->item(row, 0) ? table->item(row, 0)->text() : QString();
+        };
+        QCOMPARE(cell(AddressPanel::ProvinceRow), QStringLiteral("浙江省"));
+        QCOMPARE(cell(AddressPanel::CityRow), QStringLiteral("杭州市"));
+        QCOMPARE(cell(AddressPanel::DistrictRow), QStringLiteral("余杭区"));
+        QVERIFY(cell(AddressPanel::DivcodeRow).startsWith(QStringLiteral("330110")));
+        QCOMPARE(cell(AddressPanel::DivcodeRow).size(), 12);
+    }
+
+    void transferCoordShowsFourRowsAndCopies()
+    {
+        AddressPanel panel;
+        auto *src = child<QComboBox>(&panel, "srcCoordCombo");
+        src->setCurrentIndex(src->findData(QStringLiteral("gcj02")));
+        const QString input = QStringLiteral("120.019726,30.279893");
+        QVERIFY(runOn(panel, QStringLiteral("transfer-coord"), input));
+        QVERIFY(panel.lastCalls().first().reply.ok());
+
+        auto *table = child<QTableWidget>(&panel, "coordTable");
+        QCOMPARE(table->rowCount(), 4);
+        QStringList systems;
+        for (int row = 0; row < 4; ++row)
+            systems << table->item(row, 0)->text();
+        QCOMPARE(systems, (QStringList{"WGS84", "GCJ02", "BD09", "CGCS2000"}));
+        QCOMPARE(table->item(1, 1)->text(), input); // GCJ02 is the input itself
+
+        // The rows agree with the endpoint's own answer.
+        const QJsonObject answer =
+            panel.lastCalls().first().reply.body.value("coord_transfer").toObject();
+        for (int row = 0; row < 4; ++row)
+            QCOMPARE(table->item(row, 1)->text(), answer.value(systems.at(row)).toString());
+
+        QGuiApplication::clipboard()->clear();
+        QTest::mouseClick(child<QPushButton>(&panel, "copyCoord_BD09"), Qt::LeftButton);
+        QCOMPARE(QGuiApplication::clipboard()->text(), table->item(2, 1)->text());
+        QTest::mouseClick(child<QPushButton>(&panel, "copyCoord_WGS84"), Qt::LeftButton);
+        QCOMPARE(QGuiApplication::clipboard()->text(), table->item(0, 1)->text());
+    }
+
+    void geocodeShowsItsPointInAllSystems()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QStringLiteral("geocode"), QStringLiteral("杭州市余杭区")));
+        QVERIFY(panel.lastCalls().first().reply.ok());
+        auto *table = child<QTableWidget>(&panel, "coordTable");
+        QCOMPARE(table->rowCount(), 4);
+        const QJsonObject geo =
+            panel.lastCalls().first().reply.body.value("offline_geocode").toObject();
+        QCOMPARE(table->item(1, 1)->text(), geo.value("gcj02").toString());
+        QCOMPARE(table->item(0, 1)->text(), geo.value("wgs84").toString());
+    }
+
+    void emptyTextShowsTheError()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QStringLiteral("extract-phone"), QString()));
+        auto *error = child<QLabel>(&panel, "addressErrorLabel");
+        QVERIFY(error->isVisibleTo(&panel));
+        QVERIFY2(error->text().contains(QStringLiteral("text: must not be empty")),
+                 qPrintable(error->text()));
+        QVERIFY(child<QPlainTextEdit>(&panel, "jsonView")->toPlainText().contains("400"));
+        QCOMPARE(child<QTableWidget>(&panel, "coordTable")->rowCount(), 0);
+    }
+
+    void allRunsTheTextEndpoints()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QString(), QStringLiteral("浙江省杭州市余杭区，电话13812345678")));
+        QStringList ran;
+        for (const AddressPanel::Call &c : panel.lastCalls())
+            ran << c.endpoint;
+        QVERIFY(!ran.contains(QStringLiteral("transfer-coord"))); // not a coordinate
+        QVERIFY(ran.contains(QStringLiteral("extract-phone")));
+        QVERIFY(ran.contains(QStringLiteral("division-code")));
+        QCOMPARE(ran.size(), AddressApi::endpoints().size() - 1);
+        QCOMPARE(panel.highlightedRanges().size(), 1);
+        QCOMPARE(child<QTableWidget>(&panel, "divisionTable")->item(0, 0)->text(),
+                 QStringLiteral("浙江省"));
+
+        // A coordinate brings transfer-coord in.
+        QVERIFY(runOn(panel, QString(), QStringLiteral("120.0,30.0")));
+        ran.clear();
+        for (const AddressPanel::Call &c : panel.lastCalls())
+            ran << c.endpoint;
+        QVERIFY(ran.contains(QStringLiteral("transfer-coord")));
+        QCOMPARE(child<QTableWidget>(&panel, "coordTable")->rowCount(), 4);
+    }
+
+    void neverTouchesTheDatabase()
+    {
+        // Every test above built the panel without a database; none was opened.
+        QVERIFY(QSqlDatabase::connectionNames().isEmpty());
+    }
+
+    void deletedWhileRunningIsSafe()
+    {
+        auto *panel = new AddressPanel;
+        child<QPlainTextEdit>(panel, "addressTextEdit")->setPlainText(QStringLiteral("杭州"));
+        auto *combo = child<QComboBox>(panel, "endpointCombo");
+        combo->setCurrentIndex(combo->findData(QStringLiteral("division-code")));
+        panel->run();
+        QVERIFY(panel->isRunning());
+        QCOMPARE(child<QLabel>(panel, "runStatusLabel")->text(), QStringLiteral("Running…"));
+        delete panel;
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents(); // the queued answer finds no panel
+    }
+};
+
+QTEST_MAIN(TestAddressPanel)
+#include "tst_address_panel.moc"

@@ -1,0 +1,409 @@
+#include "AddressPanel.h"
+
+#include "CoordTransform.h"
+
+#include <QClipboard>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMetaObject>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTextCursor>
+#include <QTextEdit>
+#include <QThreadPool>
+#include <QVBoxLayout>
+
+#include <optional>
+
+namespace {
+
+using CoordTransform::System;
+
+const QList<System> kSystems = {System::Wgs84, System::Gcj02, System::Bd09, System::Cgcs2000};
+
+QJsonObject replyJson(const AddressApi::Reply &reply)
+{
+    if (reply.ok())
+        return reply.body;
+    QJsonObject error{{"status", reply.status}, {"error", reply.error}};
+    if (!reply.param.isEmpty())
+        error.insert("param", reply.param);
+    return error;
+}
+
+// Every array of objects with numeric start and end, anywhere in the answer.
+void collectSpans(const QJsonValue &value, QList<QPair<qint64, qint64>> *spans)
+{
+    if (value.isArray()) {
+        for (const QJsonValue &item : value.toArray()) {
+            const QJsonObject o = item.toObject();
+            if (item.isObject() && o.value("start").isDouble() && o.value("end").isDouble())
+                spans->append({o.value("start").toInteger(), o.value("end").toInteger()});
+            collectSpans(item, spans);
+        }
+    } else if (value.isObject()) {
+        const QJsonObject o = value.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            collectSpans(it.value(), spans);
+    }
+}
+
+// The first object named key, anywhere in the answer.
+std::optional<QJsonObject> findObject(const QJsonValue &value, const QString &key)
+{
+    if (value.isObject()) {
+        const QJsonObject o = value.toObject();
+        if (o.value(key).isObject())
+            return o.value(key).toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (auto found = findObject(it.value(), key))
+                return found;
+    } else if (value.isArray()) {
+        for (const QJsonValue &item : value.toArray())
+            if (auto found = findObject(item, key))
+                return found;
+    }
+    return std::nullopt;
+}
+
+struct Point
+{
+    CoordTransform::LonLat point;
+    System system;
+    QString source;
+};
+
+// The point a result gives: transfer-coord's input (with its srcCoord) or geocode's gcj02.
+std::optional<Point> pointOf(const AddressPanel::Call &call)
+{
+    if (!call.reply.ok())
+        return std::nullopt;
+    if (call.reply.body.value("coord_transfer").isObject()) {
+        const auto parsed = CoordTransform::parseCoordinate(call.request.value("text").toString());
+        const auto src = CoordTransform::parseSystem(call.request.value("srcCoord").toString());
+        if (parsed.ok && src)
+            return Point{parsed.value, *src,
+                         AddressPanel::tr("%1: the input point (%2)")
+                             .arg(call.endpoint, CoordTransform::systemKey(*src))};
+    }
+    if (const auto geo = findObject(call.reply.body, QStringLiteral("offline_geocode"))) {
+        const auto parsed = CoordTransform::parseCoordinate(geo->value("gcj02").toString());
+        if (parsed.ok)
+            return Point{parsed.value, System::Gcj02,
+                         AddressPanel::tr("%1: the %2 point (GCJ02)")
+                             .arg(call.endpoint, geo->value("level").toString())};
+    }
+    return std::nullopt;
+}
+
+QTableWidgetItem *readOnlyItem(const QString &text)
+{
+    auto *item = new QTableWidgetItem(text);
+    item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+    return item;
+}
+
+} // namespace
+
+AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("addressPanel"));
+
+    m_text = new QPlainTextEdit(this);
+    m_text->setObjectName(QStringLiteral("addressTextEdit"));
+    m_text->setPlaceholderText(
+        tr("Text to send, e.g. an address, a phone number, or \"lon,lat\" for transfer-coord"));
+    m_text->setMaximumHeight(110);
+
+    m_endpoint = new QComboBox(this);
+    m_endpoint->setObjectName(QStringLiteral("endpointCombo"));
+    for (const QString &endpoint : AddressApi::endpoints())
+        m_endpoint->addItem(endpoint, endpoint);
+    m_endpoint->addItem(tr("All"), QString());
+
+    m_src = new QComboBox(this);
+    m_src->setObjectName(QStringLiteral("srcCoordCombo"));
+    m_dst = new QComboBox(this);
+    m_dst->setObjectName(QStringLiteral("dstCoordCombo"));
+    m_dst->addItem(tr("All four"), QString());
+    for (System s : kSystems) {
+        m_src->addItem(CoordTransform::systemKey(s), CoordTransform::systemName(s));
+        m_dst->addItem(CoordTransform::systemKey(s), CoordTransform::systemName(s));
+    }
+    m_srcLabel = new QLabel(tr("srcCoord:"), this);
+    m_dstLabel = new QLabel(tr("dstCoord:"), this);
+
+    m_run = new QPushButton(tr("Run"), this);
+    m_run->setObjectName(QStringLiteral("runButton"));
+    m_run->setDefault(true);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("runStatusLabel"));
+    setState(QStringLiteral("idle"), QString());
+
+    auto *controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Endpoint:"), this));
+    controls->addWidget(m_endpoint);
+    controls->addWidget(m_srcLabel);
+    controls->addWidget(m_src);
+    controls->addWidget(m_dstLabel);
+    controls->addWidget(m_dst);
+    controls->addWidget(m_run);
+    controls->addWidget(m_status, 1);
+
+    m_error = new QLabel(this);
+    m_error->setObjectName(QStringLiteral("addressErrorLabel"));
+    m_error->setStyleSheet(QStringLiteral("color: #c0392b;"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->hide();
+
+    m_json = new QPlainTextEdit(this);
+    m_json->setObjectName(QStringLiteral("jsonView"));
+    m_json->setReadOnly(true);
+    m_json->setFont(QFont(QStringLiteral("monospace")));
+
+    m_highlight = new QTextEdit(this);
+    m_highlight->setObjectName(QStringLiteral("highlightView"));
+    m_highlight->setReadOnly(true);
+    m_highlight->setAcceptRichText(false);
+
+    m_division = new QTableWidget(DivisionRowCount, 1, this);
+    m_division->setObjectName(QStringLiteral("divisionTable"));
+    m_division->setVerticalHeaderLabels(
+        {tr("Province"), tr("City"), tr("District"), tr("Street"), tr("Divcode")});
+    m_division->setHorizontalHeaderLabels({tr("Name")});
+    m_division->horizontalHeader()->setStretchLastSection(true);
+    m_division->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+    m_coordSource = new QLabel(this);
+    m_coordSource->setObjectName(QStringLiteral("coordSourceLabel"));
+    m_coords = new QTableWidget(0, 3, this);
+    m_coords->setObjectName(QStringLiteral("coordTable"));
+    m_coords->setHorizontalHeaderLabels({tr("System"), tr("lon,lat"), QString()});
+    m_coords->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_coords->verticalHeader()->hide();
+    m_coords->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+    auto *jsonBox = new QGroupBox(tr("Answer (JSON)"), this);
+    auto *jsonLayout = new QVBoxLayout(jsonBox);
+    jsonLayout->addWidget(m_json);
+
+    auto *visual = new QWidget(this);
+    auto *visualLayout = new QVBoxLayout(visual);
+    visualLayout->setContentsMargins(0, 0, 0, 0);
+    auto *spansBox = new QGroupBox(tr("Extracted spans"), visual);
+    (new QVBoxLayout(spansBox))->addWidget(m_highlight);
+    auto *divisionBox = new QGroupBox(tr("Division"), visual);
+    (new QVBoxLayout(divisionBox))->addWidget(m_division);
+    auto *coordBox = new QGroupBox(tr("Coordinates"), visual);
+    auto *coordLayout = new QVBoxLayout(coordBox);
+    coordLayout->addWidget(m_coordSource);
+    coordLayout->addWidget(m_coords);
+    visualLayout->addWidget(spansBox);
+    visualLayout->addWidget(divisionBox);
+    visualLayout->addWidget(coordBox);
+
+    auto *split = new QSplitter(this);
+    split->addWidget(jsonBox);
+    split->addWidget(visual);
+
+    auto *layout = new QVBoxLayout(this);
+    auto *intro = new QLabel(tr("Calls the address engine directly, as the server does. Nothing "
+                                "is billed or recorded."),
+                             this);
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+    layout->addWidget(m_text);
+    layout->addLayout(controls);
+    layout->addWidget(m_error);
+    layout->addWidget(split, 1);
+
+    connect(m_run, &QPushButton::clicked, this, &AddressPanel::run);
+    connect(m_endpoint, &QComboBox::currentIndexChanged, this, &AddressPanel::updateCoordOptions);
+    updateCoordOptions();
+}
+
+int AddressPanel::codePointToPosition(const QString &text, qint64 codePoint)
+{
+    int pos = 0;
+    for (qint64 cp = 0; cp < codePoint && pos < text.size(); ++cp) {
+        if (text.at(pos).isHighSurrogate() && pos + 1 < text.size() &&
+            text.at(pos + 1).isLowSurrogate())
+            pos += 2;
+        else
+            pos += 1;
+    }
+    return pos;
+}
+
+void AddressPanel::updateCoordOptions()
+{
+    // srcCoord matters to transfer-coord, and to All when the text is a coordinate.
+    const QString endpoint = m_endpoint->currentData().toString();
+    const bool coord = endpoint == u"transfer-coord" || endpoint.isEmpty();
+    m_srcLabel->setVisible(coord);
+    m_src->setVisible(coord);
+    m_dstLabel->setVisible(endpoint == u"transfer-coord");
+    m_dst->setVisible(endpoint == u"transfer-coord");
+}
+
+void AddressPanel::setState(const QString &state, const QString &text)
+{
+    m_status->setProperty("state", state);
+    m_status->setText(text);
+}
+
+void AddressPanel::run()
+{
+    if (m_running)
+        return;
+    const QString text = m_text->toPlainText();
+    const QString chosen = m_endpoint->currentData().toString();
+    const bool all = chosen.isEmpty();
+    const bool isCoordinate = CoordTransform::parseCoordinate(text).ok;
+
+    QList<Call> calls;
+    for (const QString &endpoint : AddressApi::endpoints()) {
+        if (!all && endpoint != chosen)
+            continue;
+        Call c;
+        c.endpoint = endpoint;
+        c.request.insert("text", text);
+        if (endpoint == u"transfer-coord") {
+            if (all && !isCoordinate)
+                continue;
+            c.request.insert("srcCoord", m_src->currentData().toString());
+            if (!all && !m_dst->currentData().toString().isEmpty())
+                c.request.insert("dstCoord", m_dst->currentData().toString());
+        }
+        calls.append(c);
+    }
+
+    m_running = true;
+    m_run->setEnabled(false);
+    setState(QStringLiteral("running"), tr("Running…"));
+    const int generation = ++m_generation;
+    QPointer<AddressPanel> self(this);
+    QThreadPool::globalInstance()->start([self, generation, text, calls]() mutable {
+        for (Call &c : calls)
+            c.reply = AddressApi::call(c.endpoint, c.request);
+        // Queued to the GUI thread via the application object; the panel may be gone by then.
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, generation, text, calls] {
+                if (self)
+                    self->showResults(generation, text, calls);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void AddressPanel::showResults(int generation, const QString &text, const QList<Call> &calls)
+{
+    if (generation != m_generation)
+        return;
+    m_running = false;
+    m_run->setEnabled(true);
+    m_calls = calls;
+
+    QStringList errors;
+    for (const Call &c : calls)
+        if (!c.reply.ok())
+            errors << tr("%1: %2").arg(c.endpoint, c.reply.error);
+    if (calls.isEmpty())
+        errors << tr("No endpoint to run.");
+    m_error->setText(errors.join(QLatin1Char('\n')));
+    m_error->setVisible(!errors.isEmpty());
+
+    QJsonObject json;
+    if (calls.size() == 1) {
+        json = replyJson(calls.first().reply);
+    } else {
+        for (const Call &c : calls)
+            json.insert(c.endpoint, replyJson(c.reply));
+    }
+    m_json->setPlainText(QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Indented)));
+
+    showHighlights(text, calls);
+    showDivision(calls);
+    showCoordinates(calls);
+    setState(QStringLiteral("done"), errors.isEmpty() ? tr("Done.") : tr("Done, with errors."));
+    emit finished();
+}
+
+void AddressPanel::showHighlights(const QString &text, const QList<Call> &calls)
+{
+    m_ranges.clear();
+    m_highlight->setPlainText(text);
+    QList<QPair<qint64, qint64>> spans;
+    for (const Call &c : calls)
+        if (c.reply.ok())
+            collectSpans(c.reply.body, &spans);
+    QTextCharFormat marked;
+    marked.setBackground(QColor(255, 221, 87));
+    for (const auto &[start, end] : spans) {
+        const int from = codePointToPosition(text, start);
+        const int to = codePointToPosition(text, end);
+        if (to <= from)
+            continue;
+        QTextCursor cursor(m_highlight->document());
+        cursor.setPosition(from);
+        cursor.setPosition(to, QTextCursor::KeepAnchor);
+        cursor.mergeCharFormat(marked);
+        m_ranges.append({from, to});
+    }
+}
+
+void AddressPanel::showDivision(const QList<Call> &calls)
+{
+    static const char *const keys[DivisionRowCount] = {
+        "division_province", "division_city", "division_district", "division_street", "divcode"};
+    for (int row = 0; row < DivisionRowCount; ++row)
+        m_division->setItem(row, 0, readOnlyItem(QString()));
+    for (const Call &c : calls) {
+        if (!c.reply.ok())
+            continue;
+        if (const auto info = findObject(c.reply.body, QStringLiteral("division_info"))) {
+            for (int row = 0; row < DivisionRowCount; ++row)
+                m_division->setItem(row, 0,
+                                    readOnlyItem(info->value(QLatin1String(keys[row])).toString()));
+            return;
+        }
+    }
+}
+
+void AddressPanel::showCoordinates(const QList<Call> &calls)
+{
+    m_coords->setRowCount(0);
+    m_coordSource->clear();
+    std::optional<Point> point;
+    for (const Call &c : calls)
+        if ((point = pointOf(c)))
+            break;
+    if (!point)
+        return;
+    m_coordSource->setText(tr("From %1").arg(point->source));
+    m_coords->setRowCount(int(kSystems.size()));
+    for (int row = 0; row < kSystems.size(); ++row) {
+        const System s = kSystems.at(row);
+        const QString value = CoordTransform::formatCoordinate(
+            CoordTransform::convert(point->point, point->system, s));
+        m_coords->setItem(row, 0, readOnlyItem(CoordTransform::systemKey(s)));
+        m_coords->setItem(row, 1, readOnlyItem(value));
+        auto *copy = new QPushButton(tr("Copy"), m_coords);
+        copy->setObjectName(QStringLiteral("copyCoord_") + CoordTransform::systemKey(s));
+        connect(copy, &QPushButton::clicked, this,
+                [value] { QGuiApplication::clipboard()->setText(value); });
+        m_coords->setCellWidget(row, 2, copy);
+    }
+}

@@ -1,0 +1,96 @@
+#pragma once
+
+#include "AddressApi.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QTableWidget;
+class QTextEdit;
+
+// Tools > Address testing: type or paste text, pick an address endpoint (every one of
+// AddressApi::endpoints(), or "All"), Run. The call goes straight to AddressApi::call, the
+// engine the server uses, on a pool thread: nothing is billed or recorded and no database is
+// touched. Shows the JSON answer, extracted spans (any array of objects with start/end, in
+// Unicode code points) highlighted in a copy of the text, the division path as a table, the
+// point a result gives in all four coordinate systems with a Copy button per row, and errors
+// inline in red.
+//
+// Widgets are named for tests: "addressTextEdit", "endpointCombo" (item data: the endpoint, empty
+// for All), "srcCoordCombo", "dstCoordCombo" (item data: the system name, empty for all four),
+// "runButton", "runStatusLabel" (property "state": "idle", "running", "done"),
+// "addressErrorLabel", "jsonView", "highlightView", "divisionTable", "coordTable",
+// "coordSourceLabel", and per coordinate row "copyCoord_<KEY>" (KEY as in WGS84, GCJ02, ...).
+class AddressPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    struct Call
+    {
+        QString endpoint;
+        QJsonObject request;
+        AddressApi::Reply reply;
+    };
+
+    enum DivisionRow
+    {
+        ProvinceRow,
+        CityRow,
+        DistrictRow,
+        StreetRow,
+        DivcodeRow,
+        DivisionRowCount
+    };
+
+    explicit AddressPanel(QWidget *parent = nullptr);
+
+    bool isRunning() const { return m_running; }
+    // Spans highlighted in the highlight view, as QString (UTF-16) [start, end) positions.
+    const QList<QPair<int, int>> &highlightedRanges() const { return m_ranges; }
+    // The calls of the last finished run, in order.
+    const QList<Call> &lastCalls() const { return m_calls; }
+
+    // Code point offset -> QString position in text (offsets past the end clamp to the end).
+    static int codePointToPosition(const QString &text, qint64 codePoint);
+
+public slots:
+    void run();
+
+signals:
+    void finished();
+
+private:
+    void updateCoordOptions();
+    void showResults(int generation, const QString &text, const QList<Call> &calls);
+    void showHighlights(const QString &text, const QList<Call> &calls);
+    void showDivision(const QList<Call> &calls);
+    void showCoordinates(const QList<Call> &calls);
+    void setState(const QString &state, const QString &text);
+
+    QPlainTextEdit *m_text;
+    QComboBox *m_endpoint;
+    QLabel *m_srcLabel;
+    QComboBox *m_src;
+    QLabel *m_dstLabel;
+    QComboBox *m_dst;
+    QPushButton *m_run;
+    QLabel *m_status;
+    QLabel *m_error;
+    QPlainTextEdit *m_json;
+    QTextEdit *m_highlight;
+    QTableWidget *m_division;
+    QLabel *m_coordSource;
+    QTableWidget *m_coords;
+
+    bool m_running = false;
+    int m_generation = 0;
+    QList<QPair<int, int>> m_ranges;
+    QList<Call> m_calls;
+};
