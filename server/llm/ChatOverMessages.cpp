@@ -325,9 +325,9 @@ void ChatOverMessages::onEvent(const SseEvent &event, QByteArray *out)
         m_finished = true;
     } else if (type == "error") {
         const QJsonObject e = data.value("error").toObject();
-        m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
-        m_heldError =
-            errorEvent(m_streamError, e.value("type").toString(QStringLiteral("api_error")));
+        const QString message = e.value("message").toString(QStringLiteral("upstream error"));
+        holdError(message,
+                  errorEvent(message, e.value("type").toString(QStringLiteral("api_error"))));
     }
 }
 

@@ -30,7 +30,6 @@ public:
     ProviderRegistry &registry() { return m_registry; }
     UpstreamClient &client() { return *m_client; }
     qint64 nowMs() const { return m_clock.elapsed(); }
-    int openStreams() const { return int(m_streams.size()); }
     qint64 maxUnsent() const { return m_maxUnsent; }
 
     // Streams get keep-alive comments while their upstream is silent.

@@ -40,28 +40,13 @@ ProviderType parseType(const QString &name, const QString &where)
     fail(QStringLiteral("%1.type must be openai, anthropic or catalog, not '%2'").arg(where, name));
 }
 
-QJsonObject priceJson(const ModelPrice &p)
-{
-    return {{"input", Money::formatCredits(p.input)},
-            {"output", Money::formatCredits(p.output)},
-            {"cache_read", Money::formatCredits(p.cacheRead)},
-            {"cache_write", Money::formatCredits(p.cacheWrite)}};
-}
-
 ModelPrice parsePrice(const QJsonObject &o, const QString &where)
 {
-    auto one = [&](const char *field) -> qint64 {
-        const QJsonValue v = o.value(QLatin1String(field));
-        if (v.isUndefined())
-            return 0;
-        const auto units = Money::parseCredits(v.toString());
-        if (!v.isString() || !units || *units < 0)
-            fail(QStringLiteral("%1.%2 must be a non-negative decimal string (credits per 1M "
-                                "tokens)")
-                     .arg(where, QLatin1String(field)));
-        return *units;
-    };
-    return {one("input"), one("output"), one("cache_read"), one("cache_write")};
+    try {
+        return ModelCatalog::priceFromJson(o, where);
+    } catch (const std::exception &e) {
+        fail(QString::fromUtf8(e.what()));
+    }
 }
 
 ProviderConfig parseProvider(const QString &name, const QJsonObject &o, ProviderConfig p)
@@ -228,7 +213,7 @@ QJsonObject GatewayConfig::toJson() const
             o.insert("refresh_minutes", p.refreshMinutes);
             QJsonObject overrides;
             for (auto it = p.priceOverrides.begin(); it != p.priceOverrides.end(); ++it)
-                overrides.insert(it.key(), priceJson(it.value()));
+                overrides.insert(it.key(), ModelCatalog::priceToJson(it.value()));
             o.insert("price_overrides", overrides);
         }
         providersJson.insert(p.name, o);
@@ -240,7 +225,7 @@ QJsonObject GatewayConfig::toJson() const
                                       {"provider", m.provider},
                                       {"upstream_model", m.upstreamModel},
                                       {"endpoints", QJsonArray::fromStringList(m.endpoints)},
-                                      {"pricing", priceJson(m.price)}});
+                                      {"pricing", ModelCatalog::priceToJson(m.price)}});
     QJsonObject g{{"providers", providersJson}, {"keepalive_ms", keepAliveMs}};
     if (!autoModel.isEmpty())
         g.insert("auto_model", autoModel);

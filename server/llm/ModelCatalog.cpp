@@ -9,21 +9,32 @@
 
 namespace {
 
-qint64 price(const QJsonObject &pricing, const char *field, const QString &model)
+} // namespace
+
+ModelPrice ModelCatalog::priceFromJson(const QJsonObject &pricing, const QString &where)
 {
-    const QJsonValue v = pricing.value(QLatin1String(field));
-    if (v.isUndefined())
-        return 0;
-    const auto units = Money::parseCredits(v.toString());
-    if (!v.isString() || !units || *units < 0)
-        throw std::runtime_error(QStringLiteral("model %1: pricing.%2 must be a non-negative "
-                                                "decimal string")
-                                     .arg(model, QLatin1String(field))
-                                     .toStdString());
-    return *units;
+    auto one = [&](const char *field) -> qint64 {
+        const QJsonValue v = pricing.value(QLatin1String(field));
+        if (v.isUndefined())
+            return 0;
+        const auto units = Money::parseCredits(v.toString());
+        if (!v.isString() || !units || *units < 0)
+            throw std::runtime_error(QStringLiteral("%1.%2 must be a non-negative decimal string "
+                                                    "(credits per 1M tokens)")
+                                         .arg(where, QLatin1String(field))
+                                         .toStdString());
+        return *units;
+    };
+    return {one("input"), one("output"), one("cache_read"), one("cache_write")};
 }
 
-} // namespace
+QJsonObject ModelCatalog::priceToJson(const ModelPrice &p)
+{
+    return {{"input", Money::formatCredits(p.input)},
+            {"output", Money::formatCredits(p.output)},
+            {"cache_read", Money::formatCredits(p.cacheRead)},
+            {"cache_write", Money::formatCredits(p.cacheWrite)}};
+}
 
 ModelCatalog ModelCatalog::fromJson(const QByteArray &json)
 {
@@ -70,9 +81,8 @@ ModelEntry ModelCatalog::entryFromJson(const QJsonObject &o)
                                      "' (chat.completions, responses or messages)");
         m.endpoints.append(e.toString());
     }
-    const QJsonObject p = o.value("pricing").toObject();
-    m.price = {price(p, "input", m.id), price(p, "output", m.id), price(p, "cache_read", m.id),
-               price(p, "cache_write", m.id)};
+    m.price =
+        priceFromJson(o.value("pricing").toObject(), QStringLiteral("model %1: pricing").arg(m.id));
     return m;
 }
 
@@ -113,13 +123,12 @@ std::optional<ModelEntry> ModelCatalog::find(const QString &id) const
 
 namespace {
 
+// The /v1/models shape: the price with its unit spelled out.
 QJsonObject priceJson(const ModelPrice &p)
 {
-    return QJsonObject{{"input", Money::formatCredits(p.input)},
-                       {"output", Money::formatCredits(p.output)},
-                       {"cache_read", Money::formatCredits(p.cacheRead)},
-                       {"cache_write", Money::formatCredits(p.cacheWrite)},
-                       {"unit", "credits per 1M tokens"}};
+    QJsonObject o = ModelCatalog::priceToJson(p);
+    o.insert("unit", "credits per 1M tokens");
+    return o;
 }
 
 } // namespace

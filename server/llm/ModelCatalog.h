@@ -46,6 +46,10 @@ public:
     // The /v1/models listing (OpenAI list shape, with endpoints and prices added).
     QJsonArray toJson() const;
     static QJsonObject entryJson(const ModelEntry &m);
+    // A {input, output, cache_read, cache_write} object of decimal-string credits per 1M tokens
+    // (absent fields are 0); throws std::runtime_error naming `where`.field on a bad value.
+    static ModelPrice priceFromJson(const QJsonObject &pricing, const QString &where);
+    static QJsonObject priceToJson(const ModelPrice &price);
 
 private:
     QList<ModelEntry> m_models;

@@ -96,15 +96,7 @@ QString ProviderRegistry::apply(const GatewayConfig &config)
         if (!p || p->type != ProviderType::Catalog)
             continue;
         try {
-            QHash<QString, CatalogModel> models = parseCatalog(it.value());
-            for (auto o = p->priceOverrides.cbegin(); o != p->priceOverrides.cend(); ++o) {
-                auto m = models.find(o.key());
-                if (m != models.end()) {
-                    m->price = o.value();
-                    m->overridden = true;
-                }
-            }
-            s->live.insert(it.key(), models);
+            s->live.insert(it.key(), liveModels(it.value(), *p));
             s->liveFetched.insert(it.key(), fetched.value(it.key()));
         } catch (const std::exception &) {
         }
@@ -273,25 +265,31 @@ QHash<QString, CatalogModel> ProviderRegistry::parseCatalog(const QByteArray &js
 void ProviderRegistry::installLive(const QString &provider, const QByteArray &json,
                                    const QDateTime &fetched)
 {
-    parseCatalog(json); // throws on a broken list: the last good one stays
+    auto s = std::make_shared<GatewaySnapshot>(*snapshot());
+    const ProviderConfig *p = s->config.provider(provider);
+    // Throws on a broken list, before anything changes: the last good one stays.
+    QHash<QString, CatalogModel> models = p ? liveModels(json, *p) : parseCatalog(json);
     {
         QMutexLocker lock(&m_mutex);
         m_liveBodies.insert(provider, json);
     }
-    auto s = std::make_shared<GatewaySnapshot>(*snapshot());
-    QHash<QString, CatalogModel> models = parseCatalog(json);
-    if (const ProviderConfig *p = s->config.provider(provider)) {
-        for (auto o = p->priceOverrides.cbegin(); o != p->priceOverrides.cend(); ++o) {
-            auto m = models.find(o.key());
-            if (m != models.end()) {
-                m->price = o.value();
-                m->overridden = true;
-            }
-        }
-    }
     s->live.insert(provider, models);
     s->liveFetched.insert(provider, fetched);
     publish(std::move(s));
+}
+
+QHash<QString, CatalogModel> ProviderRegistry::liveModels(const QByteArray &json,
+                                                          const ProviderConfig &provider)
+{
+    QHash<QString, CatalogModel> models = parseCatalog(json);
+    for (auto o = provider.priceOverrides.cbegin(); o != provider.priceOverrides.cend(); ++o) {
+        auto m = models.find(o.key());
+        if (m != models.end()) {
+            m->price = o.value();
+            m->overridden = true;
+        }
+    }
+    return models;
 }
 
 UpstreamClient &ProviderRegistry::client()

@@ -92,6 +92,9 @@ signals:
     void catalogRefreshed(const QString &provider, int models, const QString &error);
 
 private:
+    // A provider's list with its local price overrides applied; throws like parseCatalog.
+    static QHash<QString, CatalogModel> liveModels(const QByteArray &json,
+                                                   const ProviderConfig &provider);
     void publish(std::shared_ptr<GatewaySnapshot> s);
     void installLive(const QString &provider, const QByteArray &json, const QDateTime &fetched);
     void scheduleRefreshes();

@@ -145,10 +145,8 @@ public:
         }
         QByteArray data = event.data;
         if (JsonScan::find(data, {"error"}).found()) {
-            m_streamError = objectAt(data, {"error"})
-                                .value("message")
-                                .toString(QStringLiteral("upstream error"));
-            m_heldError = SseParser::format({}, data);
+            holdError(objectAt(data, {"error"}).value("message").toString(),
+                      SseParser::format({}, data));
             return;
         }
         const JsonScan::Span usage = JsonScan::find(data, {"usage"});
@@ -232,9 +230,8 @@ public:
             if (type.endsWith(".delta"))
                 noteDelta();
         } else if (type == "error") {
-            const QJsonObject e = parseObject(data);
-            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
-            m_heldError = SseParser::format(event.event, data);
+            holdError(parseObject(data).value("message").toString(),
+                      SseParser::format(event.event, data));
             return;
         }
         out->append(SseParser::format(event.event, data));
@@ -306,9 +303,8 @@ public:
             m_tail = SseParser::format(event.event, data);
             return;
         } else if (type == "error") {
-            const QJsonObject e = parseObject(data).value("error").toObject();
-            m_streamError = e.value("message").toString(QStringLiteral("upstream error"));
-            m_heldError = SseParser::format(event.event, data);
+            holdError(objectAt(data, {"error"}).value("message").toString(),
+                      SseParser::format(event.event, data));
             return;
         }
         out->append(SseParser::format(event.event, data));

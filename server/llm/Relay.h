@@ -80,6 +80,12 @@ public:
 
 protected:
     void noteDelta() { ++m_deltas; }
+    // Keeps an upstream's in-stream error (its message, and the event the client will get).
+    void holdError(const QString &message, const QByteArray &event)
+    {
+        m_streamError = message.isEmpty() ? QStringLiteral("upstream error") : message;
+        m_heldError = event;
+    }
     // Reads the messages protocol's usage object into m_usage. final: it comes from
     // message_delta or a whole message, so its output count is the total.
     void mergeMessagesUsage(const QJsonObject &usage, bool final);

@@ -84,7 +84,6 @@ public:
     // Starts the call; the callbacks must be set on the returned object before control returns
     // to the event loop (they are never called synchronously from start()).
     UpstreamCallPtr start(const UpstreamRequest &request);
-    int activeCalls() const { return int(m_calls.size()); }
 
 private:
     friend class UpstreamCall;

@@ -2,6 +2,7 @@
 // received in full (a whole answer, or a stream through its final event) has its usage record
 // and its ledger charge, and the balance equals the ledger.
 
+#include "FakeUpstreamProcess.h"
 #include "Migrations.h"
 #include "Money.h"
 #include "Store.h"
@@ -90,16 +91,12 @@ private slots:
     void killDuringBilledBurst()
     {
         SY_OPEN_DB(t);
-        QProcess fake;
-        fake.start(QStringLiteral(FAKE_UPSTREAM_PATH), {"--listen", "127.0.0.1:0"});
-        QVERIFY(fake.waitForReadyRead(10'000));
-        const QByteArray fakeLine = fake.readLine().trimmed();
-        const QByteArray fakePort = fakeLine.mid(fakeLine.lastIndexOf(':') + 1);
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
 
         QTemporaryFile config;
         QVERIFY(config.open());
-        const QString base =
-            QStringLiteral("http://127.0.0.1:%1/v1").arg(QString::fromLatin1(fakePort));
+        const QString base = fake.base("/v1");
         config.write(
             QJsonDocument(
                 QJsonObject{
@@ -200,8 +197,6 @@ private slots:
         QCOMPARE(charged, recorded); // charge and usage record commit together
         const qint64 account = store.defaultAccountId();
         QCOMPARE(store.balance(account), store.ledgerSum(account));
-        fake.closeWriteChannel();
-        fake.waitForFinished(3000);
     }
 };
 

@@ -1,6 +1,7 @@
 // The gateway end to end inside one process: a real server (ServerFixture) routed to the fake
 // upstream program, spoken to over raw sockets so streaming can be watched event by event.
 
+#include "FakeUpstreamProcess.h"
 #include "llm/ProviderRegistry.h"
 #include "llm/Relay.h"
 #include "Money.h"
@@ -17,49 +18,19 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 #include <memory>
 
 namespace {
 
-// The fake upstream as a child process; it exits when its stdin closes.
-class Fake
+// The fake upstream, with its counters.
+class Fake : public FakeUpstreamProcess
 {
 public:
-    explicit Fake(const QStringList &args = {})
-    {
-        m_process.start(QStringLiteral(FAKE_UPSTREAM_PATH),
-                        QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")} +
-                            args);
-        m_process.waitForStarted();
-        QElapsedTimer t;
-        t.start();
-        while (!m_process.canReadLine() && t.elapsed() < 10'000)
-            m_process.waitForReadyRead(100);
-        const QByteArray line = m_process.readLine().trimmed();
-        m_port = quint16(line.mid(line.lastIndexOf(':') + 1).toUInt());
-    }
-    ~Fake()
-    {
-        m_process.closeWriteChannel();
-        if (!m_process.waitForFinished(3000))
-            m_process.kill();
-        m_process.waitForFinished(1000);
-    }
-    quint16 port() const { return m_port; }
-    QString base(const char *path = "/v1") const
-    {
-        return QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(QLatin1String(path));
-    }
-    QJsonObject stats() const
-    {
-        HttpClient c(m_port);
-        return c.get("/fake/stats").json();
-    }
-
-private:
-    QProcess m_process;
-    quint16 m_port = 0;
+    using FakeUpstreamProcess::FakeUpstreamProcess;
+    Fake() : FakeUpstreamProcess(QStringList{}) {}
+    QJsonObject stats() const { return HttpClient(port()).get("/fake/stats").json(); }
 };
 
 quint16 closedPort()
@@ -126,6 +97,16 @@ QByteArray request(const QByteArray &path, const QByteArray &key, const QByteArr
     return "POST " + path + " HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + key +
            "\r\nContent-Type: application/json\r\n" + extraHeaders +
            "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+}
+
+// Connects to the server and sends one request.
+bool send(QTcpSocket &s, quint16 port, const QByteArray &bytes)
+{
+    s.connectToHost(QHostAddress::LocalHost, port);
+    if (!s.waitForConnected())
+        return false;
+    s.write(bytes);
+    return true;
 }
 
 // Reads from a socket until `marker` has arrived (or the timeout); returns everything read.
@@ -214,13 +195,12 @@ private slots:
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
         QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, f.port());
-        QVERIFY(s.waitForConnected());
-        s.write(request("/v1/messages", key,
-                        "{\"model\":\"vendorA-haiku-4-5\",\"max_tokens\":50,\"stream\":true,"
-                        "\"messages\":[{\"role\":\"user\",\"content\":\"hi [fake chunks=4 "
-                        "interval-ms=300]\"}]}",
-                        "anthropic-version: 2023-06-01\r\n"));
+        QVERIFY(send(s, f.port(),
+                     request("/v1/messages", key,
+                             "{\"model\":\"vendorA-haiku-4-5\",\"max_tokens\":50,\"stream\":true,"
+                             "\"messages\":[{\"role\":\"user\",\"content\":\"hi [fake chunks=4 "
+                             "interval-ms=300]\"}]}",
+                             "anthropic-version: 2023-06-01\r\n")));
         QByteArray got;
         readUntil(s, &got, "content_block_delta");
         QVERIFY2(got.contains("content_block_delta"), got.constData());
@@ -265,11 +245,10 @@ private slots:
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
         QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, f.port());
-        QVERIFY(s.waitForConnected());
-        s.write(request(
-            "/v1/chat/completions", key,
-            chat("vendorB-5-nano", "x [fake chunks=2 interval-ms=1500]", {{"stream", true}})));
+        QVERIFY(send(s, f.port(),
+                     request("/v1/chat/completions", key,
+                             chat("vendorB-5-nano", "x [fake chunks=2 interval-ms=1500]",
+                                  {{"stream", true}}))));
         QByteArray got;
         readUntil(s, &got, "data: [DONE]");
         const qsizetype keepAlive = got.indexOf(": keep-alive\n\n");
@@ -287,11 +266,10 @@ private slots:
         QVERIFY(f.ready());
         {
             QTcpSocket s;
-            s.connectToHost(QHostAddress::LocalHost, f.port());
-            QVERIFY(s.waitForConnected());
-            s.write(request(
-                "/v1/chat/completions", key,
-                chat("vendorB-5-nano", "x [fake chunks=50 interval-ms=200]", {{"stream", true}})));
+            QVERIFY(send(s, f.port(),
+                         request("/v1/chat/completions", key,
+                                 chat("vendorB-5-nano", "x [fake chunks=50 interval-ms=200]",
+                                      {{"stream", true}}))));
             QByteArray got;
             readUntil(s, &got, "\"content\":\"");
             QVERIFY(got.contains("\"content\":\""));
@@ -467,11 +445,10 @@ private slots:
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
         QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, f.port());
-        QVERIFY(s.waitForConnected());
-        s.write(request(
-            "/v1/chat/completions", key,
-            chat("vendorB-5-nano", "x [fake chunks=1000 interval-ms=50]", {{"stream", true}})));
+        QVERIFY(send(s, f.port(),
+                     request("/v1/chat/completions", key,
+                             chat("vendorB-5-nano", "x [fake chunks=1000 interval-ms=50]",
+                                  {{"stream", true}}))));
         QByteArray got;
         readUntil(s, &got, "\"content\":\"x");
         QVERIFY(got.contains("\"content\":\"x"));
@@ -509,11 +486,10 @@ private slots:
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
         QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, f.port());
-        QVERIFY(s.waitForConnected());
-        s.write(request("/v1/chat/completions", key,
-                        chat("vendorB-5-nano", "x [fake chunks=6 fault=reset-mid-stream:3]",
-                             {{"stream", true}})));
+        QVERIFY(send(s, f.port(),
+                     request("/v1/chat/completions", key,
+                             chat("vendorB-5-nano", "x [fake chunks=6 fault=reset-mid-stream:3]",
+                                  {{"stream", true}}))));
         QByteArray got;
         readUntil(s, &got, "\r\n0\r\n\r\n");
         QVERIFY2(got.contains("data: {\"error\":"), got.constData());
@@ -533,11 +509,10 @@ private slots:
         QVERIFY(f.ready());
         const qint64 before = f.store().balance(f.store().defaultAccountId());
         QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, f.port());
-        QVERIFY(s.waitForConnected());
-        s.write(request(
-            "/v1/chat/completions", key,
-            chat("vendorB-5.4", "x [fake chunks=8 fault=error-mid-stream:2]", {{"stream", true}})));
+        QVERIFY(send(s, f.port(),
+                     request("/v1/chat/completions", key,
+                             chat("vendorB-5.4", "x [fake chunks=8 fault=error-mid-stream:2]",
+                                  {{"stream", true}}))));
         QByteArray got;
         readUntil(s, &got, "data: {\"error\":");
         QVERIFY2(got.contains("data: {\"error\":"), got.constData());

@@ -19,7 +19,4 @@ endforeach()
 # The end-to-end suite talks to the embedded server over HTTP.
 target_link_libraries(tst_ui_revokeendtoend PRIVATE Qt6::Network)
 # The providers suite tests connections against the fake upstream program.
-target_link_libraries(tst_ui_providers_panel PRIVATE Qt6::Network)
-add_dependencies(tst_ui_providers_panel fake_upstream)
-target_compile_definitions(tst_ui_providers_panel PRIVATE
-    FAKE_UPSTREAM_PATH="$<TARGET_FILE:fake_upstream>")
+target_link_libraries(tst_ui_providers_panel PRIVATE Qt6::Network switchyard_fakeupstream)

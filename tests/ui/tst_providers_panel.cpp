@@ -1,6 +1,7 @@
 // Settings > Providers, driven like a user (offscreen) against a real ProviderRegistry whose
 // config file is a temporary file, and a real upstream: the project's fake_upstream program on
 // 127.0.0.1 (and a closed 127.0.0.1 port for the failure case).
+#include "FakeUpstreamProcess.h"
 #include "llm/ProviderRegistry.h"
 #include "MainWindow.h"
 #include "ModelFormat.h"
@@ -118,46 +119,6 @@ void writeJson(const QString &path, const QJsonObject &o)
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(QJsonDocument(o).toJson());
 }
-
-// The project's fake upstream on 127.0.0.1, port chosen by the system.
-class FakeUpstream
-{
-public:
-    ~FakeUpstream()
-    {
-        if (m_process.state() != QProcess::NotRunning) {
-            m_process.kill();
-            m_process.waitForFinished(5000);
-        }
-    }
-
-    bool start(QStringList args = {})
-    {
-        args.prepend(QStringLiteral("127.0.0.1:0"));
-        args.prepend(QStringLiteral("--listen"));
-        m_process.setProgram(QStringLiteral(FAKE_UPSTREAM_PATH));
-        m_process.setArguments(args);
-        m_process.start();
-        if (!m_process.waitForStarted(5000))
-            return false;
-        QElapsedTimer timer;
-        timer.start();
-        while (!m_process.canReadLine() && timer.elapsed() < 10'000)
-            m_process.waitForReadyRead(200);
-        static const QRegularExpression re(
-            QStringLiteral("^listening on (http://127\\.0\\.0\\.1:\\d+)\\n$"));
-        const auto m = re.match(QString::fromUtf8(m_process.readLine()));
-        if (!m.hasMatch())
-            return false;
-        url = m.captured(1);
-        return true;
-    }
-
-    QString url;
-
-private:
-    QProcess m_process;
-};
 
 } // namespace
 
@@ -554,13 +515,13 @@ void TestProvidersPanel::refusedApplyShowsError()
 
 void TestProvidersPanel::testConnectionSucceedsAgainstLocalUpstream()
 {
-    FakeUpstream fake;
+    FakeUpstreamProcess fake;
     QVERIFY(fake.start());
     ProviderRegistry registry(GatewayConfig::defaults(), m_path);
     ProvidersPanel panel(&registry);
     panel.show();
     // Tested as drafted: no need to save first.
-    accept(openAdd(panel, "fake", ProviderType::OpenAI, fake.url + "/v1", {kKey1}));
+    accept(openAdd(panel, "fake", ProviderType::OpenAI, fake.base("/v1"), {kKey1}));
     QCOMPARE(panel.selectedProvider(), QStringLiteral("fake"));
     QPushButton *test = button(&panel, "testConnectionButton");
     auto *result = panel.findChild<QLabel *>("testResultLabel");
@@ -604,12 +565,12 @@ void TestProvidersPanel::testConnectionFailsAgainstClosedPort()
 
 void TestProvidersPanel::testConnectionReportsRefusedKey()
 {
-    FakeUpstream fake;
+    FakeUpstreamProcess fake;
     QVERIFY(fake.start({QStringLiteral("--require-key"), QStringLiteral("sk-the-right-key-0000")}));
     ProviderRegistry registry(GatewayConfig::defaults(), m_path);
     ProvidersPanel panel(&registry);
     panel.show();
-    accept(openAdd(panel, "wrongkey", ProviderType::OpenAI, fake.url + "/v1", {kKey1}));
+    accept(openAdd(panel, "wrongkey", ProviderType::OpenAI, fake.base("/v1"), {kKey1}));
     auto *result = panel.findChild<QLabel *>("testResultLabel");
     QTest::mouseClick(button(&panel, "testConnectionButton"), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(result->property("result").toString(), QStringLiteral("failed"),
@@ -620,12 +581,12 @@ void TestProvidersPanel::testConnectionReportsRefusedKey()
 
 void TestProvidersPanel::catalogRefreshAndPriceOverride()
 {
-    FakeUpstream fake;
+    FakeUpstreamProcess fake;
     QVERIFY(fake.start());
     ProviderRegistry registry(GatewayConfig::defaults(), m_path);
     ProvidersPanel panel(&registry);
     panel.show();
-    accept(openAdd(panel, "fakecat", ProviderType::Catalog, fake.url + "/api/v1"));
+    accept(openAdd(panel, "fakecat", ProviderType::Catalog, fake.base("/api/v1")));
     auto *box = panel.findChild<QGroupBox *>("catalogBox");
     auto *status = panel.findChild<QLabel *>("catalogStatusLabel");
     QPushButton *refresh = button(&panel, "refreshCatalogButton");
