@@ -33,6 +33,60 @@ public:
     QJsonObject stats() const { return HttpClient(port()).get("/fake/stats").json(); }
 };
 
+// An upstream that answers every request with the same raw bytes, from a thread of its own
+// (the test thread blocks on its client sockets). For answers the fake upstream cannot give.
+class RawUpstream
+{
+public:
+    explicit RawUpstream(QByteArray response) : m_response(std::move(response))
+    {
+        m_thread.start();
+        m_server = new QTcpServer;
+        m_server->moveToThread(&m_thread);
+        QMetaObject::invokeMethod(
+            m_server,
+            [this] {
+                m_server->listen(QHostAddress::LocalHost, 0);
+                QObject::connect(m_server, &QTcpServer::newConnection, m_server, [this] {
+                    while (QTcpSocket *c = m_server->nextPendingConnection()) {
+                        QObject::connect(c, &QTcpSocket::readyRead, c, [this, c] {
+                            if (c->readAll().contains("\r\n\r\n"))
+                                c->write(m_response);
+                        });
+                    }
+                });
+                m_port = m_server->serverPort();
+            },
+            Qt::BlockingQueuedConnection);
+    }
+    ~RawUpstream()
+    {
+        QMetaObject::invokeMethod(
+            m_server, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        m_thread.wait();
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(m_port); }
+
+    // A chunked text/event-stream answer made of `events`, left open when `end` is false.
+    static QByteArray stream(const QList<QByteArray> &events, bool end = true)
+    {
+        QByteArray out = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n";
+        for (const QByteArray &e : events)
+            out += QByteArray::number(e.size(), 16) + "\r\n" + e + "\r\n";
+        if (end)
+            out += "0\r\n\r\n";
+        return out;
+    }
+
+private:
+    QByteArray m_response;
+    QThread m_thread;
+    QTcpServer *m_server = nullptr;
+    quint16 m_port = 0;
+};
+
 quint16 closedPort()
 {
     QTcpServer s;
@@ -357,6 +411,50 @@ private slots:
         if (path == u"/v1/messages")
             QCOMPARE(r.json().value("type").toString(), QStringLiteral("error"));
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), before);
+    }
+
+    // An upstream error chunk followed by [DONE] (as some servers send it) still ends the
+    // client's stream with the error, not a clean end.
+    void upstreamErrorThenDone()
+    {
+        RawUpstream upstream(RawUpstream::stream(
+            {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+             "data: {\"error\":{\"message\":\"backend exploded\",\"type\":\"server_error\"}}\n\n",
+             "data: [DONE]\n\n"}));
+        Rig rig({}, {{"openai", QJsonObject{{"base_url", upstream.base()}}}});
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        QTcpSocket s;
+        QVERIFY(send(
+            s, f.port(),
+            request("/v1/chat/completions", key, chat("vendorB-5-nano", "x", {{"stream", true}}))));
+        QByteArray got;
+        readUntil(s, &got, "\r\n0\r\n\r\n");
+        QVERIFY2(got.contains("backend exploded"), got.constData());
+        QVERIFY(!got.contains("[DONE]"));
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].status, 502);
+    }
+
+    // One upstream event without an end is cut off at 4 MiB instead of filling memory.
+    void oversizedUpstreamEvent()
+    {
+        RawUpstream upstream(RawUpstream::stream(
+            {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+             "data: " + QByteArray(5 * 1024 * 1024, 'x')},
+            false));
+        Rig rig({}, {{"openai", QJsonObject{{"base_url", upstream.base()}}}});
+        auto &[fake, f, key] = rig;
+        QVERIFY(f.ready());
+        QTcpSocket s;
+        QVERIFY(send(
+            s, f.port(),
+            request("/v1/chat/completions", key, chat("vendorB-5-nano", "x", {{"stream", true}}))));
+        QByteArray got;
+        readUntil(s, &got, "\r\n0\r\n\r\n");
+        QVERIFY2(got.contains("over 4 MiB"), got.right(300).constData());
+        QCOMPARE(waitUsage(f, 1).value(0).status, 502);
     }
 
     void upstreamUnreachable()
