@@ -1,0 +1,48 @@
+#include "AddressCommon.h"
+
+namespace AddressCommon {
+
+Reply fail(const QString &param, const QString &message)
+{
+    Reply r;
+    r.status = 400;
+    r.param = param;
+    r.error = message;
+    return r;
+}
+
+Reply ok(QJsonObject body)
+{
+    Reply r;
+    r.body = std::move(body);
+    return r;
+}
+
+std::optional<QString> requestText(const QJsonObject &body, Reply *error)
+{
+    const QJsonValue text = body.value("text");
+    if (!text.isString()) {
+        *error = fail(QStringLiteral("text"), QStringLiteral("text: required, a string"));
+        return std::nullopt;
+    }
+    const QString t = text.toString();
+    if (t.trimmed().isEmpty()) {
+        *error = fail(QStringLiteral("text"), QStringLiteral("text: must not be empty"));
+        return std::nullopt;
+    }
+    if (t.size() > AddressApi::kMaxText) {
+        *error = fail(QStringLiteral("text"), QStringLiteral("text: at most %1 characters, got %2")
+                                                  .arg(AddressApi::kMaxText)
+                                                  .arg(t.size()));
+        return std::nullopt;
+    }
+    return t;
+}
+
+const DivisionMatcher &divisionMatcher()
+{
+    static const DivisionMatcher matcher;
+    return matcher;
+}
+
+} // namespace AddressCommon

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "AddressApi.h"
+#include "DivisionMatcher.h"
+
+#include <optional>
+#include <QJsonObject>
+#include <QString>
+
+// What the endpoint files share: the reply helpers and the engine's immutable singletons.
+namespace AddressCommon {
+
+using AddressApi::Reply;
+
+Reply fail(const QString &param, const QString &message);
+Reply ok(QJsonObject body);
+
+// The {text} body every text endpoint takes: the text, or the 400 in *error (missing, not a
+// string, blank, over AddressApi::kMaxText characters).
+std::optional<QString> requestText(const QJsonObject &body, Reply *error);
+
+// Built once on first use (about half a second) and shared: immutable, thread-safe.
+const DivisionMatcher &divisionMatcher();
+
+} // namespace AddressCommon
