@@ -17,6 +17,8 @@ struct Reply
     QJsonObject body; // the answer when status is 200
     QString error;    // a sentence for the client otherwise
     QString param;    // the request field at fault, when there is one
+    // False when the answer is "no data for this" (e.g. no zip codes imported): not charged.
+    bool billable = true;
     bool ok() const { return status == 200; }
 };
 

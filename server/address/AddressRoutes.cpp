@@ -24,7 +24,8 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
                 ctx->respondError(r.status, r.error, {}, r.param);
                 return;
             }
-            ctx->usage().cost = price;
+            if (r.billable)
+                ctx->usage().cost = price;
             ctx->respondJson(200, r.body);
         };
         pipeline.addRoute(spec);
