@@ -39,6 +39,16 @@ std::optional<QString> requestText(const QJsonObject &body, Reply *error)
     return t;
 }
 
+qsizetype charOffset(QStringView text, qsizetype utf16)
+{
+    qsizetype chars = 0;
+    for (qsizetype i = 0; i < utf16 && i < text.size(); ++i) {
+        if (!(text[i].isLowSurrogate() && i > 0 && text[i - 1].isHighSurrogate()))
+            ++chars;
+    }
+    return chars;
+}
+
 const DivisionMatcher &divisionMatcher()
 {
     static const DivisionMatcher matcher;

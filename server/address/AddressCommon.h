@@ -19,6 +19,10 @@ Reply ok(QJsonObject body);
 // string, blank, over AddressApi::kMaxText characters).
 std::optional<QString> requestText(const QJsonObject &body, Reply *error);
 
+// The Unicode character (code point) offset of UTF-16 index `utf16` in `text`: the engine works
+// in QString indexes, answers count characters (a surrogate pair is one).
+qsizetype charOffset(QStringView text, qsizetype utf16);
+
 // Built once on first use (about half a second) and shared: immutable, thread-safe.
 const DivisionMatcher &divisionMatcher();
 
