@@ -17,6 +17,7 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTextCursor>
 #include <QTextEdit>
@@ -96,7 +97,10 @@ std::optional<Point> pointOf(const AddressPanel::Call &call)
                          AddressPanel::tr("%1: the input point (%2)")
                              .arg(call.endpoint, CoordTransform::systemKey(*src))};
     }
-    if (const auto geo = findObject(call.reply.body, QStringLiteral("offline_geocode"))) {
+    auto geo = findObject(call.reply.body, QStringLiteral("offline_geocode"));
+    if (!geo)
+        geo = findObject(call.reply.body, QStringLiteral("hp_geocode"));
+    if (geo) {
         const auto parsed = CoordTransform::parseCoordinate(geo->value("gcj02").toString());
         if (parsed.ok)
             return Point{parsed.value, System::Gcj02,
@@ -104,6 +108,25 @@ std::optional<Point> pointOf(const AddressPanel::Call &call)
                              .arg(call.endpoint, geo->value("level").toString())};
     }
     return std::nullopt;
+}
+
+// The first tab-separated key=value string an answer gives (structure, complete, or the
+// structure standardize returns), as pairs in order.
+QList<QPair<QString, QString>> keyValuePairs(const QJsonObject &body)
+{
+    for (const char *field : {"structure", "complete"}) {
+        const QString text = body.value(QLatin1String(field)).toString();
+        if (!text.contains(u'='))
+            continue;
+        QList<QPair<QString, QString>> pairs;
+        for (const QString &part : text.split(u'\t', Qt::SkipEmptyParts)) {
+            const qsizetype eq = part.indexOf(u'=');
+            if (eq > 0)
+                pairs.append({part.left(eq), part.mid(eq + 1)});
+        }
+        return pairs;
+    }
+    return {};
 }
 
 QTableWidgetItem *readOnlyItem(const QString &text)
@@ -194,6 +217,22 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     m_coords->verticalHeader()->hide();
     m_coords->setEditTriggers(QAbstractItemView::NoEditTriggers);
 
+    m_structure = new QTableWidget(0, 2, this);
+    m_structure->setObjectName(QStringLiteral("structureTable"));
+    m_structure->setHorizontalHeaderLabels({tr("Key"), tr("Value")});
+    m_structure->horizontalHeader()->setStretchLastSection(true);
+    m_structure->verticalHeader()->hide();
+    m_structure->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+    m_assessmentCode = new QLabel(this);
+    m_assessmentCode->setObjectName(QStringLiteral("assessmentCodeLabel"));
+    m_findings = new QTableWidget(0, 2, this);
+    m_findings->setObjectName(QStringLiteral("findingsTable"));
+    m_findings->setHorizontalHeaderLabels({tr("Finding"), tr("Message")});
+    m_findings->horizontalHeader()->setStretchLastSection(true);
+    m_findings->verticalHeader()->hide();
+    m_findings->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
     auto *jsonBox = new QGroupBox(tr("Answer (JSON)"), this);
     auto *jsonLayout = new QVBoxLayout(jsonBox);
     jsonLayout->addWidget(m_json);
@@ -203,15 +242,22 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     visualLayout->setContentsMargins(0, 0, 0, 0);
     auto *spansBox = new QGroupBox(tr("Extracted spans"), visual);
     (new QVBoxLayout(spansBox))->addWidget(m_highlight);
-    auto *divisionBox = new QGroupBox(tr("Division"), visual);
-    (new QVBoxLayout(divisionBox))->addWidget(m_division);
-    auto *coordBox = new QGroupBox(tr("Coordinates"), visual);
-    auto *coordLayout = new QVBoxLayout(coordBox);
+    auto *coordPage = new QWidget(visual);
+    auto *coordLayout = new QVBoxLayout(coordPage);
     coordLayout->addWidget(m_coordSource);
     coordLayout->addWidget(m_coords);
+    auto *assessmentPage = new QWidget(visual);
+    auto *assessmentLayout = new QVBoxLayout(assessmentPage);
+    assessmentLayout->addWidget(m_assessmentCode);
+    assessmentLayout->addWidget(m_findings);
+    m_views = new QTabWidget(visual);
+    m_views->setObjectName(QStringLiteral("resultTabs"));
+    m_views->addTab(m_division, tr("Division"));
+    m_views->addTab(m_structure, tr("Structure"));
+    m_views->addTab(coordPage, tr("Coordinates"));
+    m_views->addTab(assessmentPage, tr("Assessment"));
     visualLayout->addWidget(spansBox);
-    visualLayout->addWidget(divisionBox);
-    visualLayout->addWidget(coordBox);
+    visualLayout->addWidget(m_views, 1);
 
     auto *split = new QSplitter(this);
     split->addWidget(jsonBox);
@@ -337,6 +383,20 @@ void AddressPanel::showResults(int generation, const QString &text, const QList<
     showHighlights(text, calls);
     showDivision(calls);
     showCoordinates(calls);
+    showStructure(calls);
+    showAssessment(calls);
+    // One endpoint run: bring its view forward.
+    if (calls.size() == 1) {
+        const QString e = calls.first().endpoint;
+        if (e == u"division-code")
+            m_views->setCurrentIndex(0);
+        else if (e == u"structure" || e == u"complete" || e == u"standardize")
+            m_views->setCurrentIndex(1);
+        else if (e == u"transfer-coord" || e.endsWith(u"geocode"))
+            m_views->setCurrentIndex(2);
+        else if (e == u"assessment")
+            m_views->setCurrentIndex(3);
+    }
     setState(QStringLiteral("done"), errors.isEmpty() ? tr("Done.") : tr("Done, with errors."));
     emit finished();
 }
@@ -405,5 +465,47 @@ void AddressPanel::showCoordinates(const QList<Call> &calls)
         connect(copy, &QPushButton::clicked, this,
                 [value] { QGuiApplication::clipboard()->setText(value); });
         m_coords->setCellWidget(row, 2, copy);
+    }
+}
+
+void AddressPanel::showStructure(const QList<Call> &calls)
+{
+    m_structure->setRowCount(0);
+    for (const Call &c : calls) {
+        if (!c.reply.ok())
+            continue;
+        const auto pairs = keyValuePairs(c.reply.body);
+        if (pairs.isEmpty())
+            continue;
+        m_structure->setRowCount(int(pairs.size()));
+        for (int row = 0; row < pairs.size(); ++row) {
+            m_structure->setItem(row, 0, readOnlyItem(pairs.at(row).first));
+            m_structure->setItem(row, 1, readOnlyItem(pairs.at(row).second));
+        }
+        return;
+    }
+}
+
+void AddressPanel::showAssessment(const QList<Call> &calls)
+{
+    m_findings->setRowCount(0);
+    m_assessmentCode->clear();
+    for (const Call &c : calls) {
+        if (!c.reply.ok())
+            continue;
+        const auto assessment = findObject(c.reply.body, QStringLiteral("address_assessment"));
+        if (!assessment)
+            continue;
+        const QJsonArray findings = assessment->value("findings").toArray();
+        m_assessmentCode->setText(
+            tr("Code: %1 (%n finding(s))", nullptr, int(findings.size()))
+                .arg(assessment->value("code").toVariant().toString()));
+        m_findings->setRowCount(int(findings.size()));
+        for (int row = 0; row < findings.size(); ++row) {
+            const QJsonObject f = findings.at(row).toObject();
+            m_findings->setItem(row, 0, readOnlyItem(f.value("code").toVariant().toString()));
+            m_findings->setItem(row, 1, readOnlyItem(f.value("message").toString()));
+        }
+        return;
     }
 }

@@ -13,6 +13,7 @@ class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 class QTableWidget;
+class QTabWidget;
 class QTextEdit;
 
 // Tools > Address testing: type or paste text, pick an address endpoint (every one of
@@ -20,14 +21,16 @@ class QTextEdit;
 // engine the server uses, on a pool thread: nothing is billed or recorded and no database is
 // touched. Shows the JSON answer, extracted spans (any array of objects with start/end, in
 // Unicode code points) highlighted in a copy of the text, the division path as a table, the
-// point a result gives in all four coordinate systems with a Copy button per row, and errors
-// inline in red.
+// point a result gives in all four coordinate systems with a Copy button per row, the structure
+// as a table of keys, assessment findings, and errors inline in red.
 //
 // Widgets are named for tests: "addressTextEdit", "endpointCombo" (item data: the endpoint, empty
 // for All), "srcCoordCombo", "dstCoordCombo" (item data: the system name, empty for all four),
 // "runButton", "runStatusLabel" (property "state": "idle", "running", "done"),
 // "addressErrorLabel", "jsonView", "highlightView", "divisionTable", "coordTable",
-// "coordSourceLabel", and per coordinate row "copyCoord_<KEY>" (KEY as in WGS84, GCJ02, ...).
+// "coordSourceLabel", per coordinate row "copyCoord_<KEY>" (KEY as in WGS84, GCJ02, ...),
+// "structureTable" (key, value rows of structure/complete/standardize), "assessmentCodeLabel" and
+// "findingsTable" (assessment findings: code, message), all in the tabs "resultTabs".
 class AddressPanel : public QWidget
 {
     Q_OBJECT
@@ -72,6 +75,8 @@ private:
     void showHighlights(const QString &text, const QList<Call> &calls);
     void showDivision(const QList<Call> &calls);
     void showCoordinates(const QList<Call> &calls);
+    void showStructure(const QList<Call> &calls);
+    void showAssessment(const QList<Call> &calls);
     void setState(const QString &state, const QString &text);
 
     QPlainTextEdit *m_text;
@@ -88,6 +93,10 @@ private:
     QTableWidget *m_division;
     QLabel *m_coordSource;
     QTableWidget *m_coords;
+    QTableWidget *m_structure;
+    QLabel *m_assessmentCode;
+    QTableWidget *m_findings;
+    QTabWidget *m_views;
 
     bool m_running = false;
     int m_generation = 0;
