@@ -86,6 +86,11 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                                      "of credits, e.g. \"0.0001\"");
         s.addressPricePerRequest = *units;
     }
+    if (address.contains("upstream")) {
+        if (!address.value("upstream").isObject())
+            throw std::runtime_error("config: address.upstream must be an object");
+        s.addressUpstream = AddressUpstreamConfig::fromJson(address.value("upstream").toObject());
+    }
 
     const QJsonObject limits = root.value("rate_limits").toObject();
     for (auto t = limits.begin(); t != limits.end(); ++t) {

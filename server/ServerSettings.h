@@ -1,5 +1,6 @@
 #pragma once
 
+#include "address/AddressUpstreamConfig.h"
 #include "llm/GatewayConfig.h"
 
 #include <QHash>
@@ -34,6 +35,7 @@ struct ServerSettings
     GatewayConfig gateway = GatewayConfig::defaults();
     // Credits charged for each successful /v1/address/* request (address.price_per_request).
     qint64 addressPricePerRequest = 100'000; // 0.0001 credits
+    AddressUpstreamConfig addressUpstream;   // address.upstream; disabled by default
     // Credits a text-generation request must find available before its upstream call.
     qint64 llmMinimumReservation = 1'000'000; // 0.001 credits
     bool sqliteFullSync = false;              // server.sqlite_synchronous: "full" (else "normal")

@@ -1,12 +1,16 @@
 #include "AddressRoutes.h"
 
 #include "AddressApi.h"
+#include "AddressUpstream.h"
 #include "Pipeline.h"
 #include "ServerSettings.h"
 
 void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
 {
     const qint64 price = settings.addressPricePerRequest;
+    AddressUpstream *upstream = settings.addressUpstream.enabled()
+                                    ? new AddressUpstream(settings.addressUpstream, &pipeline)
+                                    : nullptr;
     for (const QString &endpoint : AddressApi::endpoints()) {
         RouteSpec spec;
         spec.method = "POST";
@@ -15,13 +19,17 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
         spec.auth = AuthMode::ApiKey;
         spec.bucket = QStringLiteral("address");
         spec.reservation = price;
-        spec.handler = [endpoint, price](const ContextPtr &ctx) {
+        spec.handler = [endpoint, price, upstream](const ContextPtr &ctx) {
             const auto body = ctx->jsonBody();
             if (!body)
                 return;
             const AddressApi::Reply r = AddressApi::call(endpoint, *body);
             if (!r.ok()) {
                 ctx->respondError(r.status, r.error, {}, r.param);
+                return;
+            }
+            if (upstream && upstream->wants(endpoint, r)) {
+                upstream->forward(ctx, endpoint, r, price);
                 return;
             }
             if (r.billable)
