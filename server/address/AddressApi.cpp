@@ -19,6 +19,9 @@ constexpr Endpoint kEndpoints[] = {
     {"extract-phone", AddressEndpoints::extractPhone},
     {"division-code", AddressEndpoints::divisionCode},
     {"geocode", AddressEndpoints::geocode},
+    {"extract", AddressEndpoints::extract},
+    {"extract-name", AddressEndpoints::extractName},
+    {"extract-express", AddressEndpoints::extractExpress},
 };
 
 } // namespace
