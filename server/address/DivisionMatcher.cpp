@@ -10,12 +10,18 @@ namespace {
 using Division = Gazetteer::Division;
 using Level = Gazetteer::Level;
 
-constexpr int kFullPoints = 4;
-constexpr int kShortPoints = 3;
-constexpr int kOutOfOrderPoints = 1; // an upper level named after (not before) the level below
-constexpr int kLoneTownPoints = 2;   // a town named with none of its upper levels (开发区...)
+// In half points, so a former name can score half a point below a current one.
+constexpr int kFullPoints = 8;
+constexpr int kShortPoints = 6;
+constexpr int kOutOfOrderPoints = 2; // an upper level named after (not before) the level below
+constexpr int kLoneTownPoints = 4;   // a town named with none of its upper levels (开发区...)
 constexpr int kConflictPenalty =
-    2; // per division above the town named before the leaf, off the chain
+    4; // per division above the town named before the leaf, off the chain
+constexpr int kFormerDiscount = 1; // a former name: current names win ties
+// The search below tries every combination of one mention per level: in text that repeats an
+// address hundreds of times that is hundreds cubed. The first few mentions of a division are
+// enough to choose from.
+constexpr qsizetype kMaxOptionsPerLevel = 8;
 
 // A short form followed by one of these is part of a road or place name (北京路, 中山大道,
 // 余杭塘河), not a division.
@@ -86,28 +92,48 @@ const DivisionMatcher::Mention &DivisionMatcher::Result::at(Level level) const
     return town;
 }
 
+QList<const DivisionMatcher::Mention *> DivisionMatcher::Result::formerMentions() const
+{
+    QList<const Mention *> out;
+    for (const Mention *m : {&province, &city, &district, &town})
+        if (m->former)
+            out.append(m);
+    return out;
+}
+
 DivisionMatcher::DivisionMatcher(const Gazetteer &gazetteer) : m_gazetteer(gazetteer)
 {
     m_index.reserve(gazetteer.size() * 6);
+    const auto add = [&](const Division &d, const QString &key, bool isShort,
+                         const Gazetteer::FormerName *former) {
+        if (key.size() < m_minLength)
+            return;
+        QList<Entry> &entries = m_index[QStringView(key)];
+        // Two former names of one division may share a short form (南汇区, 南汇县: 南汇).
+        if (std::any_of(entries.cbegin(), entries.cend(),
+                        [&](const Entry &e) { return e.division == &d; }))
+            return;
+        entries.append(Entry{&d, isShort, former});
+        m_maxLength = std::max(m_maxLength, key.size());
+        // Every shorter prefix too (with no entries unless it is a name itself), so the scan
+        // stops as soon as the text leaves all names.
+        for (qsizetype len = m_minLength; len < key.size(); ++len) {
+            const QStringView prefix = QStringView(key).first(len);
+            if (!m_index.contains(prefix))
+                m_index.insert(prefix, {});
+        }
+    };
     for (const Division &d : gazetteer.all()) {
         if (d.placeholder)
             continue;
-        const auto add = [&](const QString &key, bool isShort) {
-            if (key.size() < m_minLength)
-                return;
-            m_index[QStringView(key)].append(Entry{&d, isShort});
-            m_maxLength = std::max(m_maxLength, key.size());
-            // Every shorter prefix too (with no entries unless it is a name itself), so the scan
-            // stops as soon as the text leaves all names.
-            for (qsizetype len = m_minLength; len < key.size(); ++len) {
-                const QStringView prefix = QStringView(key).first(len);
-                if (!m_index.contains(prefix))
-                    m_index.insert(prefix, {});
-            }
-        };
-        add(d.name, false);
+        add(d, d.name, false, nullptr);
         if (!d.shortName.isEmpty() && d.shortName != d.name)
-            add(d.shortName, true);
+            add(d, d.shortName, true, nullptr);
+    }
+    for (const Gazetteer::FormerName &f : gazetteer.formerNames()) {
+        add(*f.division, f.name, false, &f);
+        if (!f.shortName.isEmpty())
+            add(*f.division, f.shortName, true, &f);
     }
 }
 
@@ -123,7 +149,7 @@ QList<DivisionMatcher::Mention> DivisionMatcher::mentions(QStringView text) cons
             for (const Entry &e : *it) {
                 if (e.shortForm && i + len < text.size() && endsPlaceName(text[i + len]))
                     continue;
-                out.append(Mention{e.division, i, i + len, e.shortForm});
+                out.append(Mention{e.division, i, i + len, e.shortForm, e.former});
             }
         }
     }
@@ -140,6 +166,19 @@ DivisionMatcher::Result DivisionMatcher::resolve(QStringView text) const
     Candidate best;
     const Division *bestLeaf = nullptr;
     int ties = 0;
+
+    // A former name read where a current name is read too (东山区: 鹤岗's, and 广州's former one)
+    // scores a little less, so the current name wins the tie. Elsewhere it scores in full, so
+    // 江东区 is not beaten by the 东区 inside it.
+    QVarLengthArray<bool, 32> discounted(found.size(), false);
+    for (int j = 0; j < found.size(); ++j) {
+        if (!found[j].former)
+            continue;
+        for (int k = 0; k < found.size() && found[k].start <= found[j].start; ++k)
+            if (!found[k].former && found[k].start == found[j].start &&
+                found[k].end == found[j].end)
+                discounted[j] = true;
+    }
 
     // Mentions above the town level, for the conflict penalty.
     QList<int> upper;
@@ -165,7 +204,9 @@ DivisionMatcher::Result DivisionMatcher::resolve(QStringView text) const
         // Mentions per chain level.
         std::array<QList<int>, 4> options;
         for (int k = 0; k < depth; ++k)
-            for (int j = 0; j < found.size(); ++j)
+            for (int j = 0; j < found.size() &&
+                            options[std::size_t(k)].size() < kMaxOptionsPerLevel;
+                 ++j)
                 if (found[j].division == chain[std::size_t(k)])
                     options[std::size_t(k)].append(j);
 
@@ -221,7 +262,8 @@ DivisionMatcher::Result DivisionMatcher::resolve(QStringView text) const
                 const Candidate saved = current;
                 const bool inOrder = m.start >= prevEnd;
                 current.score +=
-                    inOrder ? (m.shortForm ? kShortPoints : kFullPoints) : kOutOfOrderPoints;
+                    (inOrder ? (m.shortForm ? kShortPoints : kFullPoints) : kOutOfOrderPoints) -
+                    (discounted[j] ? kFormerDiscount : 0);
                 current.fullLevels += m.shortForm ? 0 : 1;
                 current.choice[std::size_t(k)] = j;
                 if (k == depth - 1)

@@ -67,6 +67,33 @@ bool parseCode(QByteArrayView v, qint64 *code)
     return true;
 }
 
+// Splits a line into exactly N tab-separated fields; false on any other count.
+template<std::size_t N>
+bool splitFields(QByteArrayView line, std::array<QByteArrayView, N> *f)
+{
+    qsizetype n = 0;
+    qsizetype start = 0;
+    for (qsizetype i = 0; i <= line.size(); ++i) {
+        if (i == line.size() || line[i] == '\t') {
+            if (n == qsizetype(N))
+                return false;
+            (*f)[std::size_t(n++)] = line.sliced(start, i - start);
+            start = i + 1;
+        }
+    }
+    return n == qsizetype(N);
+}
+
+constexpr std::pair<const char *, Gazetteer::FormerKind> kFormerKinds[] = {
+    {"renamed", Gazetteer::FormerKind::Renamed},
+    {"merged", Gazetteer::FormerKind::Merged},
+    {"split", Gazetteer::FormerKind::Split},
+    {"county-to-district", Gazetteer::FormerKind::CountyToDistrict},
+    {"city-to-district", Gazetteer::FormerKind::CityToDistrict},
+    {"county-to-city", Gazetteer::FormerKind::CountyToCity},
+    {"prefecture-to-city", Gazetteer::FormerKind::PrefectureToCity},
+};
+
 } // namespace
 
 QString Gazetteer::shortForm(QStringView name)
@@ -117,7 +144,8 @@ const Gazetteer &Gazetteer::builtin()
     static const Gazetteer *const instance = [] {
         auto *g = new Gazetteer; // lives for the whole process
         QString error;
-        if (!g->load(QString::fromLatin1(kResourcePath), &error))
+        if (!g->load(QString::fromLatin1(kResourcePath), &error) ||
+            !g->loadFormerNames(QString::fromLatin1(kFormerNamesPath), &error))
             qFatal("address gazetteer: %s", qPrintable(error));
         return g;
     }();
@@ -144,6 +172,8 @@ bool Gazetteer::loadFromData(QByteArrayView tsv, QString *error)
 {
     QElapsedTimer timer;
     timer.start();
+    m_formerIndex.clear();
+    m_formerNames.clear();
     m_divisions.clear();
     m_divisions.reserve(std::size_t(tsv.count('\n')));
     const auto fail = [&](qsizetype lineNo, const QString &why) {
@@ -372,6 +402,161 @@ Gazetteer::findByName(QStringView name, Level level, const Division *within, Nam
     return out;
 }
 
+QString Gazetteer::formerKindName(FormerKind kind)
+{
+    for (const auto &[name, k] : kFormerKinds)
+        if (k == kind)
+            return QString::fromLatin1(name);
+    return {};
+}
+
+bool Gazetteer::loadFormerNames(const QString &path, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QStringLiteral("cannot open %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return loadFormerNamesFromData(file.readAll(), error);
+}
+
+// Columns: former name, province (full name), the city it belonged to then (may be empty), the
+// current division's code, its current name (must match the code: guards against a typo in
+// either), year, kind.
+bool Gazetteer::loadFormerNamesFromData(QByteArrayView tsv, QString *error)
+{
+    m_formerIndex.clear();
+    m_formerNames.clear();
+    std::vector<FormerName> rows;
+    const auto fail = [&](qsizetype lineNo, const QString &why) {
+        if (error)
+            *error = QStringLiteral("former names line %1: %2").arg(lineNo).arg(why);
+        return false;
+    };
+    if (m_divisions.empty())
+        return fail(0, QStringLiteral("load the divisions first"));
+
+    std::vector<qsizetype> lineOf;
+    qsizetype lineNo = 0;
+    qsizetype pos = 0;
+    while (pos < tsv.size()) {
+        qsizetype end = tsv.indexOf('\n', pos);
+        if (end < 0)
+            end = tsv.size();
+        QByteArrayView line = tsv.sliced(pos, end - pos);
+        pos = end + 1;
+        ++lineNo;
+        if (line.endsWith('\r'))
+            line.chop(1);
+        if (line.isEmpty() || line.front() == '#')
+            continue;
+        std::array<QByteArrayView, 7> f;
+        if (!splitFields(line, &f))
+            return fail(lineNo, QStringLiteral("expected 7 tab-separated fields"));
+
+        FormerName row;
+        row.name = QString::fromUtf8(f[0]);
+        if (characters(row.name) < 2 || isPlaceholderName(row.name))
+            return fail(lineNo, QStringLiteral("bad former name"));
+        const QString province = QString::fromUtf8(f[1]);
+        for (const Division *p : provinces())
+            if (p->name == province)
+                row.province = p;
+        if (!row.province)
+            return fail(lineNo, QStringLiteral("unknown province %1").arg(province));
+        row.formerParent = QString::fromUtf8(f[2]);
+        qint64 code = 0;
+        if (!parseCode(f[3], &code))
+            return fail(lineNo, QStringLiteral("bad code"));
+        row.division = byCode(code);
+        if (!row.division || row.division->placeholder || row.division->level == Level::Town)
+            return fail(lineNo, QStringLiteral("code %1 is not a current province, city or "
+                                               "district")
+                                    .arg(QString::fromLatin1(f[3])));
+        if (row.division->name != QString::fromUtf8(f[4]))
+            return fail(lineNo, QStringLiteral("code %1 is %2, not %3")
+                                    .arg(row.division->codeString(), row.division->name,
+                                         QString::fromUtf8(f[4])));
+        if (row.division != row.province && !isWithin(*row.division, row.province))
+            return fail(lineNo, QStringLiteral("%1 is not in %2").arg(row.division->name, province));
+        bool okYear = false;
+        row.year = QString::fromLatin1(f[5]).toInt(&okYear);
+        if (!okYear || row.year < 1949 || row.year > 2100)
+            return fail(lineNo, QStringLiteral("bad year"));
+        bool okKind = false;
+        for (const auto &[name, kind] : kFormerKinds) {
+            if (f[6] == name) {
+                row.kind = kind;
+                okKind = true;
+            }
+        }
+        if (!okKind)
+            return fail(lineNo, QStringLiteral("bad kind"));
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            if (rows[i].name == row.name && rows[i].division == row.division)
+                return fail(lineNo, QStringLiteral("duplicate of line %1").arg(lineOf[i]));
+        rows.push_back(std::move(row));
+        lineOf.push_back(lineNo);
+    }
+
+    // The city a former name belonged to is a current or former name in the same province.
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const FormerName &r = rows[i];
+        if (r.formerParent.isEmpty())
+            continue;
+        const bool current = !findByName(r.formerParent, r.province, NameMatch::Full).isEmpty();
+        const bool former = std::any_of(rows.begin(), rows.end(), [&](const FormerName &o) {
+            return o.name == r.formerParent && o.province == r.province;
+        });
+        if (!current && !former)
+            return fail(lineOf[i],
+                        QStringLiteral("unknown former parent %1").arg(r.formerParent));
+    }
+
+    // Short forms only where they name nothing else: no current division above the town level
+    // and no former name of another division.
+    for (FormerName &r : rows) {
+        const QString s = shortForm(r.name);
+        if (s.isEmpty())
+            continue;
+        const auto current =
+            findByName(s, nullptr, NameMatch::Full) + findByName(s, nullptr, NameMatch::Short);
+        const bool clashes = std::any_of(current.begin(), current.end(), [](const Division *d) {
+            return d->level != Level::Town;
+        });
+        const bool shared = std::any_of(rows.begin(), rows.end(), [&](const FormerName &o) {
+            return o.division != r.division && (o.name == s || shortForm(o.name) == s);
+        });
+        if (!clashes && !shared)
+            r.shortName = s;
+    }
+
+    m_formerNames = std::move(rows);
+    for (quint32 i = 0; i < m_formerNames.size(); ++i) {
+        const FormerName &r = m_formerNames[i];
+        m_formerIndex[QStringView(r.name)].append(i);
+        if (!r.shortName.isEmpty())
+            m_formerIndex[QStringView(r.shortName)].append(i);
+    }
+    return true;
+}
+
+QList<const Gazetteer::FormerName *> Gazetteer::findFormerName(QStringView name,
+                                                               const Division *within) const
+{
+    QList<const FormerName *> out;
+    const auto it = m_formerIndex.constFind(name);
+    if (it == m_formerIndex.cend())
+        return out;
+    for (quint32 i : *it) {
+        const FormerName &r = m_formerNames[i];
+        if (!within || r.division == within || isWithin(*r.division, within))
+            out.append(&r);
+    }
+    return out;
+}
+
 qsizetype Gazetteer::memoryBytes() const
 {
     // Vectors by capacity; QString payloads by capacity plus their 16-byte header (QArrayData on
@@ -388,5 +573,10 @@ qsizetype Gazetteer::memoryBytes() const
     bytes += m_byCode.capacity() * qsizetype(sizeof(qint64) + sizeof(quint32) + 1) * 2;
     bytes += (m_fullNames.capacity() + m_shortNames.capacity()) *
              qsizetype(sizeof(QStringView) + sizeof(Range) + 1) * 2;
+    bytes += qsizetype(m_formerNames.capacity() * sizeof(FormerName));
+    for (const FormerName &r : m_formerNames)
+        bytes += 48 + (r.name.capacity() + r.shortName.capacity() + r.formerParent.capacity()) * 2;
+    bytes += m_formerIndex.capacity() * qsizetype(sizeof(QStringView) + sizeof(QList<quint32>) +
+                                                  16 + 1) * 2;
     return bytes;
 }

@@ -24,11 +24,17 @@
 // `placeholder` and kept out of the name indexes. Cities without districts (东莞市, 中山市,
 // 儋州市) have their towns directly below the city.
 //
+// Former names: divisions renamed, merged or upgraded before the 2023 data (宁波 江东区 is part of
+// 鄞州区 since 2016, 萧山市 became 萧山区 in 2001), from resources/address/former-names.tsv
+// (kFormerNamesPath, hand-written, see resources/address/README.md). Each row names the current
+// division it became part of; loadFormerNames() checks every row against the divisions.
+//
 // Immutable once loaded, so one instance may be shared by any number of threads.
 class Gazetteer
 {
 public:
     static constexpr const char *kResourcePath = ":/switchyard/address/divisions.tsv";
+    static constexpr const char *kFormerNamesPath = ":/switchyard/address/former-names.tsv";
 
     enum class Level : quint8
     {
@@ -63,6 +69,30 @@ public:
         QString codeString() const { return QString::number(code).rightJustified(12, u'0'); }
     };
 
+    enum class FormerKind : quint8
+    {
+        Renamed,          // 东陵区 -> 浑南区
+        Merged,           // 崇文区 -> 东城区: merged into (or with) the current division
+        Split,            // 吴县市 -> 吴中区: divided; the row names the main successor
+        CountyToDistrict, // 鄞县 -> 鄞州区
+        CityToDistrict,   // 萧山市 -> 萧山区 (a county-level city)
+        CountyToCity,     // 滦县 -> 滦州市
+        PrefectureToCity  // 毕节地区 -> 毕节市 (a prefecture or league became a city)
+    };
+
+    // A name that no longer exists and the current division it became (part of).
+    struct FormerName
+    {
+        QString name;      // full name as it was: 江东区
+        QString shortName; // 江东; empty when too short, also a current name (province to
+                           // district level) or the short form of a former name of elsewhere
+        QString formerParent;               // the city it belonged to then; may be empty
+        const Division *division = nullptr; // now: 鄞州区 (a province, city or district)
+        const Division *province = nullptr; // the province it was and is in
+        int year = 0;                       // of the change
+        FormerKind kind = FormerKind::Renamed;
+    };
+
     enum class NameMatch
     {
         Full,
@@ -79,8 +109,14 @@ public:
     static const Gazetteer &builtin();
 
     // Loads a file (or resource path); false with a message in *error on malformed data.
+    // Drops the former names (they point into the divisions).
     bool load(const QString &path = QString::fromLatin1(kResourcePath), QString *error = nullptr);
     bool loadFromData(QByteArrayView tsv, QString *error = nullptr);
+    // Loads the former names, after the divisions; false with a message in *error (and no former
+    // names) on a malformed row or one that does not match the divisions.
+    bool loadFormerNames(const QString &path = QString::fromLatin1(kFormerNamesPath),
+                         QString *error = nullptr);
+    bool loadFormerNamesFromData(QByteArrayView tsv, QString *error = nullptr);
 
     qsizetype size() const { return qsizetype(m_divisions.size()); }
     std::span<const Division> all() const { return m_divisions; }
@@ -102,6 +138,13 @@ public:
     QList<const Division *> findByName(QStringView name, Level level,
                                        const Division *within = nullptr,
                                        NameMatch match = NameMatch::FullThenShort) const;
+
+    std::span<const FormerName> formerNames() const { return m_formerNames; }
+    // Former names equal to `name` (full name or short form), optionally only those whose current
+    // division lies within `within` (or is it).
+    QList<const FormerName *> findFormerName(QStringView name,
+                                             const Division *within = nullptr) const;
+    static QString formerKindName(FormerKind kind);
 
     // The short form of a full name: the standard suffix (省, 市, 自治区, 壮族自治区, 区, 县,
     // 自治州, 地区, 盟, 旗, 街道, 镇, 乡...) and then the ethnic names before an 自治 suffix
@@ -132,5 +175,7 @@ private:
     std::vector<const Division *> m_nameHits; // grouped by key, ranges in the two hashes
     QHash<QStringView, Range> m_fullNames;    // views into Division::name
     QHash<QStringView, Range> m_shortNames;   // views into Division::shortName
+    std::vector<FormerName> m_formerNames;
+    QHash<QStringView, QList<quint32>> m_formerIndex; // full and short names -> m_formerNames
     double m_loadMs = 0;
 };

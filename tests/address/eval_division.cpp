@@ -2,8 +2,9 @@
 // ../shared/data/address/structure-dev.txt (BIO, one character per line, see
 // ../shared/data/README.md). For each address it rebuilds the text and its prov, city and
 // district spans, resolves the text, and counts the addresses whose resolved division at that
-// level has the labelled name (full name or short form, either side). Addresses without a label
-// at a level are skipped for that level (and counted).
+// level has the labelled name (full name or short form, either side), or was read through a
+// former name that is the labelled one (江东区 resolved to 鄞州区: counted apart as "via former").
+// Addresses without a label at a level are skipped for that level (and counted).
 //
 //   eval_division [FILE] [--floor SHARE] [--verbose N]
 //
@@ -76,6 +77,17 @@ QList<Labelled> readBio(QFile &file)
     return out;
 }
 
+// The label names the former name the level was read through (江东区 or 江东 for 江东区).
+bool sameFormerName(const QString &label, const DivisionMatcher::Mention &m)
+{
+    if (!m.former || label.isEmpty())
+        return false;
+    const QString labelShort = Gazetteer::shortForm(label);
+    const QString formerShort = Gazetteer::shortForm(m.former->name);
+    return label == m.former->name || label == formerShort ||
+           (!labelShort.isEmpty() && labelShort == formerShort);
+}
+
 bool sameName(const QString &label, const Gazetteer::Division *d, const QString &shownName)
 {
     if (!d || label.isEmpty())
@@ -124,7 +136,7 @@ int main(int argc, char **argv)
     {
         const char *key;
         Gazetteer::Level level;
-        int total = 0, right = 0, skipped = 0;
+        int total = 0, right = 0, skipped = 0, viaFormer = 0;
     };
     Row rows[] = {{"prov", Gazetteer::Level::Province},
                   {"city", Gazetteer::Level::City},
@@ -146,11 +158,14 @@ int main(int argc, char **argv)
             const QString shownName = row.level == Gazetteer::Level::City
                                           ? r.cityName()
                                           : (m.division ? m.division->name : QString());
-            if (sameName(label, m.division, shownName))
+            if (sameName(label, m.division, shownName)) {
                 ++row.right;
-            else if (row.level == Gazetteer::Level::District && shown < verbose) {
+            } else if (sameFormerName(label, m)) {
+                ++row.right;
+                ++row.viaFormer;
+            } else if (shown < verbose) {
                 ++shown;
-                std::printf("miss: %s | label %s | got %s %s\n", qPrintable(a.text),
+                std::printf("miss %s: %s | label %s | got %s %s\n", row.key, qPrintable(a.text),
                             qPrintable(label), qPrintable(r.divcode()),
                             qPrintable(m.division ? m.division->name : QStringLiteral("-")));
             }
@@ -172,10 +187,11 @@ int main(int argc, char **argv)
 
     std::printf("division-code vs %s (%lld addresses)\n", qPrintable(path),
                 static_cast<long long>(set.size()));
-    std::printf("%-9s %8s %8s %8s %8s\n", "level", "labelled", "right", "share", "skipped");
+    std::printf("%-9s %8s %8s %8s %8s %11s\n", "level", "labelled", "right", "share", "skipped",
+                "via former");
     for (const Row &row : rows)
-        std::printf("%-9s %8d %8d %8.4f %8d\n", row.key, row.total, row.right,
-                    row.total ? double(row.right) / row.total : 0.0, row.skipped);
+        std::printf("%-9s %8d %8d %8.4f %8d %11d\n", row.key, row.total, row.right,
+                    row.total ? double(row.right) / row.total : 0.0, row.skipped, row.viaFormer);
     std::printf("resolved: %lld of %lld calls\n", static_cast<long long>(resolved),
                 static_cast<long long>(calls));
     std::printf("speed: %.0f calls/s (%lld calls, mean text %.1f chars)\n", double(calls) / secs,

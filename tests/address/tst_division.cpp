@@ -39,6 +39,12 @@ private slots:
     void spansAndFlags();
     void ambiguousWithoutContext();
     void mentionsListsEveryCandidate();
+    void formerNames_data();
+    void formerNames();
+    void currentNamesWinTies_data();
+    void currentNamesWinTies();
+    void formerMentionsAreMarked();
+    void hugeRepetitiveText();
     void speed();
 
 private:
@@ -207,6 +213,161 @@ void TestDivision::mentionsListsEveryCandidate()
     // A short form followed by 路 is a road, not a division.
     for (const DivisionMatcher::Mention &m : matcher()->mentions(u"北京路"_s))
         QVERIFY(!(m.division->level == Gazetteer::Level::Province));
+}
+
+void TestDivision::formerNames_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("divcode"); // the division the former name stands for now
+    QTest::addColumn<QString>("former");
+
+    // Without context.
+    QTest::newRow("江东区 alone") << u"江东区中山东路88号"_s << u"330212000000"_s << u"江东区"_s;
+    QTest::newRow("闸北区 alone") << u"闸北区天目西路1号"_s << u"310106000000"_s << u"闸北区"_s;
+    QTest::newRow("闸北 short") << u"闸北天目西路1号"_s << u"310106000000"_s << u"闸北区"_s;
+    QTest::newRow("宣武区") << u"宣武区广安门内大街6号"_s << u"110102000000"_s << u"宣武区"_s;
+    QTest::newRow("塘沽区") << u"塘沽区解放路12号"_s << u"120116000000"_s << u"塘沽区"_s;
+    QTest::newRow("萝岗区") << u"萝岗区科学大道101号"_s << u"440112000000"_s << u"萝岗区"_s;
+    // With province and city context.
+    QTest::newRow("宁波市江东区") << u"浙江省宁波市江东区百丈东路1号"_s << u"330212000000"_s
+                                  << u"江东区"_s;
+    QTest::newRow("上海市卢湾区") << u"上海市卢湾区淮海中路200号"_s << u"310101000000"_s
+                                  << u"卢湾区"_s;
+    QTest::newRow("杭州江干区") << u"浙江杭州江干区新塘路3号"_s << u"330102000000"_s
+                                << u"江干区"_s;
+    QTest::newRow("苏州平江区") << u"江苏省苏州市平江区干将东路9号"_s << u"320508000000"_s
+                                << u"平江区"_s;
+    QTest::newRow("county-level city upgraded")
+        << u"浙江省萧山市城厢街道"_s << u"330109001000"_s << u"萧山市"_s;
+    // A former city: the districts under it resolve through it.
+    QTest::newRow("襄樊市樊城区") << u"湖北省襄樊市樊城区人民路5号"_s << u"420606000000"_s
+                                  << u"襄樊市"_s;
+    QTest::newRow("莱芜市钢城区") << u"山东省莱芜市钢城区府前大街2号"_s << u"370117000000"_s
+                                  << u"莱芜市"_s;
+    QTest::newRow("prefecture 地区") << u"贵州省毕节地区"_s << u"520500000000"_s
+                                     << u"毕节地区"_s;
+    // A former name of several places, told apart by the city.
+    QTest::newRow("长治市城区") << u"山西省长治市城区英雄中路1号"_s << u"140403000000"_s
+                                << u"城区"_s;
+    QTest::newRow("大同市城区") << u"大同市城区大西街3号"_s << u"140213000000"_s << u"城区"_s;
+    QTest::newRow("广州东山区") << u"广东省广州市东山区农林下路7号"_s << u"440104000000"_s
+                                << u"东山区"_s;
+    QTest::newRow("乌鲁木齐东山区") << u"新疆乌鲁木齐市东山区"_s << u"650109000000"_s
+                                    << u"东山区"_s;
+    QTest::newRow("保定南市区") << u"河北保定南市区裕华东路"_s << u"130606000000"_s
+                                << u"南市区"_s;
+    QTest::newRow("上海南市区") << u"上海市南市区中华路"_s << u"310101000000"_s << u"南市区"_s;
+}
+
+void TestDivision::formerNames()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, divcode);
+    QFETCH(QString, former);
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    const QByteArray got = describe(r).toUtf8();
+    // The expected division at its level (a road named like a town may add the town below).
+    const Gazetteer::Division *want = matcher()->gazetteer().byCode(QStringView(divcode));
+    QVERIFY(want);
+    QVERIFY2(r.at(want->level).division == want, got.constData());
+    QVERIFY(r.leaf == want || Gazetteer::isWithin(*r.leaf, want));
+    const QList<const DivisionMatcher::Mention *> used = r.formerMentions();
+    QVERIFY2(used.size() == 1, got.constData());
+    const DivisionMatcher::Mention &m = *used[0];
+    QCOMPARE(m.former->name, former);
+    QCOMPARE(m.former->division, m.division);
+    QCOMPARE(r.at(m.division->level).division, m.division);
+    // The span is the former name (or its short form) as written.
+    const QString span = text.sliced(m.start, m.end - m.start);
+    QVERIFY2(span == former || span == m.former->shortName, qPrintable(span));
+    QCOMPARE(m.shortForm, span != former);
+    QVERIFY(!r.ambiguous);
+}
+
+void TestDivision::currentNamesWinTies_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("divcode");
+
+    // 东山区 is a current district of 鹤岗 and a former one of 广州 and 乌鲁木齐.
+    QTest::newRow("东山区 alone") << u"东山区"_s << u"230406000000"_s;
+    QTest::newRow("鹤岗东山区") << u"黑龙江省鹤岗市东山区"_s << u"230406000000"_s;
+    // 城区 is current in 阳泉, 晋城 and 汕尾, former in 大同, 长治 and elsewhere.
+    QTest::newRow("阳泉城区") << u"阳泉市城区南大街"_s << u"140302000000"_s;
+    // Alone, the current ones win although a former one (大同's, now 平城区 140213) has a lower
+    // code, which would win a plain tie.
+    QTest::newRow("城区 alone") << u"城区"_s << u"140302000000"_s;
+    // 新市区: current in 乌鲁木齐, former in 保定 (now 竞秀区 130602).
+    QTest::newRow("新市区 alone") << u"新市区"_s << u"650104000000"_s;
+    QTest::newRow("晋城城区") << u"山西省晋城市城区"_s << u"140502000000"_s;
+    // 市中区 of 济南 is current; 济宁's is former.
+    QTest::newRow("济南市中区") << u"济南市市中区经十路"_s << u"370103000000"_s;
+    QTest::newRow("济宁市中区") << u"济宁市市中区"_s << u"370811000000"_s;
+    // Current names read as before.
+    QTest::newRow("萧山区") << u"杭州市萧山区"_s << u"330109000000"_s;
+    QTest::newRow("黄浦区") << u"上海市黄浦区"_s << u"310101000000"_s;
+    // A former short form followed by a road suffix is a road (江东路, 宣武路), not a division.
+    QTest::newRow("江东路 in 杭州") << u"杭州市江东路5号"_s << u"330100000000"_s;
+}
+
+void TestDivision::currentNamesWinTies()
+{
+    QFETCH(QString, text);
+    QFETCH(QString, divcode);
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    QVERIFY2(r.divcode() == divcode, describe(r).toUtf8().constData());
+    // Only the last case names a former division at all, and only through its own city.
+    if (divcode == u"370811000000"_s)
+        QCOMPARE(r.formerMentions().size(), 1);
+    else
+        QVERIFY2(r.formerMentions().isEmpty(), describe(r).toUtf8().constData());
+}
+
+void TestDivision::formerMentionsAreMarked()
+{
+    // mentions() lists former names with the current division and the row they came from.
+    bool sawFormer = false;
+    bool sawCurrent = false;
+    for (const DivisionMatcher::Mention &m : matcher()->mentions(u"东山区"_s)) {
+        if (m.former) {
+            sawFormer = true;
+            QCOMPARE(m.former->name, u"东山区"_s);
+            QVERIFY(m.division->name != u"东山区"_s);
+        } else if (m.division->name == u"东山区"_s) {
+            sawCurrent = true;
+        }
+    }
+    QVERIFY(sawFormer && sawCurrent);
+    for (const DivisionMatcher::Mention &m : matcher()->mentions(u"江东路"_s))
+        QVERIFY(!m.former);
+
+    const DivisionMatcher::Result r = matcher()->resolve(u"宁波江东区"_s);
+    QCOMPARE(r.district.division->name, u"鄞州区"_s);
+    QVERIFY(r.district.former);
+    QCOMPARE(r.district.former->year, 2016);
+    QCOMPARE(r.district.former->kind, Gazetteer::FormerKind::Merged);
+    QVERIFY(!r.city.former);
+    QCOMPARE(r.formerMentions().size(), 1);
+    // A current name is never marked.
+    QVERIFY(matcher()->resolve(u"宁波鄞州区"_s).formerMentions().isEmpty());
+}
+
+void TestDivision::hugeRepetitiveText()
+{
+    // An address repeated a thousand times: every level has a thousand mentions, which an
+    // unbounded search over the combinations would never finish.
+    QString text;
+    for (int i = 0; i < 1000; ++i)
+        text += u"浙江省杭州市西湖区文三路"_s + QString::number(i) + u"号"_s;
+    const DivisionMatcher::Result r = matcher()->resolve(text);
+    QCOMPARE(r.district.division->codeString(), u"330106000000"_s);
+    QCOMPARE(r.province.start, 0);
+    QCOMPARE(r.district.start, 6);
+    QVERIFY(!r.ambiguous);
+    // The same with former names: 江干区 (now 上城区) repeated.
+    const DivisionMatcher::Result f = matcher()->resolve(QString(u"杭州市江干区"_s).repeated(1000));
+    QCOMPARE(f.divcode(), u"330102000000"_s);
+    QVERIFY(f.district.former);
 }
 
 void TestDivision::speed()
