@@ -92,7 +92,20 @@ Reply divisionCode(const QJsonObject &request)
     auto name = [](const DivisionMatcher::Mention &m) {
         return m.division ? m.division->name : QString();
     };
+    // Old names the text used (江东区, now 鄞州区): the answer names the current division, and
+    // says so, so a caller can update its records.
+    QJsonArray former;
+    for (const DivisionMatcher::Mention *m : r.formerMentions())
+        former.append(QJsonObject{{"name", text->mid(m->start, m->end - m->start)},
+                                  {"level", Gazetteer::levelName(m->division->level)},
+                                  {"start", charOffset(*text, m->start)},
+                                  {"end", charOffset(*text, m->end)},
+                                  {"current", m->division->name},
+                                  {"divcode", m->division->codeString()},
+                                  {"year", m->former->year},
+                                  {"kind", Gazetteer::formerKindName(m->former->kind)}});
     return ok(QJsonObject{
+        {"former_names", former},
         {"division_info", QJsonObject{{"divcode", r.divcode()},
                                       {"division_province", name(r.province)},
                                       {"division_city", r.city.division ? r.cityName() : QString()},

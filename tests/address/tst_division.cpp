@@ -1,6 +1,8 @@
+#include "AddressApi.h"
 #include "DivisionMatcher.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
 #include <QTest>
 
 using namespace Qt::Literals::StringLiterals;
@@ -45,6 +47,7 @@ private slots:
     void currentNamesWinTies();
     void formerMentionsAreMarked();
     void hugeRepetitiveText();
+    void endpointReportsFormerNames();
     void speed();
 
 private:
@@ -388,6 +391,31 @@ void TestDivision::speed()
     }
     const double perSecond = calls * 1000.0 / double(std::max<qint64>(1, timer.elapsed()));
     qInfo("%.0f calls/s (%d calls, %d resolved)", perSecond, calls, resolved);
+}
+
+// division-code answers with the current division and lists the former names the text used.
+void TestDivision::endpointReportsFormerNames()
+{
+    const QString text = QStringLiteral("𠮷宁波市江东区百丈路1号");
+    const AddressApi::Reply r = AddressApi::call(QStringLiteral("division-code"), {{"text", text}});
+    QVERIFY(r.ok());
+    const QJsonObject info = r.body.value("division_info").toObject();
+    QCOMPARE(info.value("division_district").toString(), QStringLiteral("鄞州区"));
+    QCOMPARE(info.value("divcode").toString(), QStringLiteral("330212000000"));
+    const QJsonArray former = r.body.value("former_names").toArray();
+    QCOMPARE(former.size(), 1);
+    const QJsonObject f = former.first().toObject();
+    QCOMPARE(f.value("name").toString(), QStringLiteral("江东区"));
+    QCOMPARE(f.value("current").toString(), QStringLiteral("鄞州区"));
+    QCOMPARE(f.value("level").toString(), Gazetteer::levelName(Gazetteer::Level::District));
+    QCOMPARE(f.value("start").toInt(), 4); // 𠮷 is one character
+    QCOMPARE(f.value("end").toInt(), 7);
+    QCOMPARE(f.value("year").toInt(), 2016);
+
+    const AddressApi::Reply current =
+        AddressApi::call(QStringLiteral("division-code"), {{"text", "宁波市鄞州区百丈路1号"}});
+    QVERIFY(current.ok());
+    QCOMPARE(current.body.value("former_names").toArray().size(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestDivision)
