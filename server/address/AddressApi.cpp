@@ -2,6 +2,7 @@
 
 #include "AddressCommon.h"
 #include "AddressEndpoints.h"
+#include "StructureParser.h"
 
 #include <QThreadPool>
 
@@ -22,6 +23,7 @@ constexpr Endpoint kEndpoints[] = {
     {"extract", AddressEndpoints::extract},
     {"extract-name", AddressEndpoints::extractName},
     {"extract-express", AddressEndpoints::extractExpress},
+    {"structure", AddressEndpoints::structure},
 };
 
 } // namespace
@@ -50,7 +52,10 @@ Reply call(const QString &endpoint, const QJsonObject &request)
 
 void warmUp()
 {
-    QThreadPool::globalInstance()->start([] { AddressCommon::divisionMatcher(); });
+    QThreadPool::globalInstance()->start([] {
+        AddressCommon::divisionMatcher();
+        StructureParser::shared();
+    });
 }
 
 } // namespace AddressApi
