@@ -1,5 +1,6 @@
 #include "Cli.h"
 
+#include "address/AddressDataStore.h"
 #include "AppOptions.h"
 #include "DatabaseService.h"
 #include "llm/ProviderRegistry.h"
@@ -44,6 +45,7 @@ const char *kTopHelp =
     "  keys create|list|revoke      manage API keys (sk-)\n"
     "  tokens create|list|revoke    manage control tokens (lpc_)\n"
     "  credits grant|balance        manage the credit balance\n"
+    "  address import|status        import zip codes and POIs for the address services\n"
     "\n"
     "Every command takes --data-dir DIR or --database URL; run COMMAND --help for details.\n";
 
@@ -55,14 +57,15 @@ struct Parsed
 };
 
 bool parse(Parsed &p, const QStringList &args, const QString &description, bool withListen,
-           const QList<QCommandLineOption> &extra, const QString &positional = {})
+           const QList<QCommandLineOption> &extra, const QString &positional = {},
+           const QString &positionalHelp = QStringLiteral("The id to act on."))
 {
     p.parser.setApplicationDescription(description);
     p.parser.addHelpOption();
     AppOptions::addTo(p.parser, withListen);
     p.parser.addOptions(extra);
     if (!positional.isEmpty())
-        p.parser.addPositionalArgument(positional, QStringLiteral("The id to act on."));
+        p.parser.addPositionalArgument(positional, positionalHelp);
     if (!p.parser.parse(args))
         throw UsageError(p.parser.errorText().toStdString());
     if (p.parser.isSet(QStringLiteral("help"))) {
@@ -276,6 +279,76 @@ int credits(const QStringList &args)
     throw UsageError("usage: switchyard-server credits grant|balance [options]");
 }
 
+// Exit code of an import that wrote its good rows but rejected others.
+constexpr int kPartialImport = 3;
+
+int address(const QStringList &args)
+{
+    const QString action = args.value(1);
+    Parsed p;
+    if (action == u"import") {
+        const auto kind = AddressDataStore::parseKind(args.value(2));
+        if (!kind)
+            throw UsageError("usage: switchyard-server address import zipcodes|pois FILE.csv "
+                             "[--replace] [options]");
+        QStringList rest = args.mid(2);
+        rest[0] = QStringLiteral("address import ") + AddressDataStore::kindName(*kind);
+        const QCommandLineOption replace(
+            QStringLiteral("replace"),
+            QStringLiteral("Replace all imported %1 (default: append; a row whose key exists is "
+                           "updated).")
+                .arg(AddressDataStore::kindName(*kind)));
+        const QString description =
+            *kind == AddressDataStore::Kind::Zipcodes
+                ? QStringLiteral("Import zip codes from a UTF-8 CSV file with the header "
+                                 "zipcode,province,city,district,town,road (or a divcode column "
+                                 "instead of the region names).")
+                : QStringLiteral("Import points of interest from a UTF-8 CSV file with the header "
+                                 "name,province,city,district,town,address,lon,lat,coord,"
+                                 "category,aliases.");
+        if (!parse(p, rest,
+                   description + QStringLiteral(" Rows with errors are listed and skipped; exit "
+                                                "code %1 when some were.")
+                                     .arg(kPartialImport),
+                   false, {replace}, QStringLiteral("FILE"), QStringLiteral("The CSV file.")))
+            return 0;
+        const QStringList files = p.parser.positionalArguments();
+        if (files.size() != 1)
+            throw UsageError("expected exactly one CSV file");
+        DirectStore ds(p.options);
+        const ImportReport report = AddressDataStore::importFile(*ds.store, *kind, files.first(),
+                                                                 p.parser.isSet(replace));
+        if (!report.ok()) {
+            err() << "error: " << report.fatal << "\n";
+            return 1;
+        }
+        constexpr int kListed = 20;
+        for (const auto &e : report.errors.mid(0, kListed))
+            err() << files.first() << ":" << e.line << ": " << e.reason << "\n";
+        if (report.errors.size() > kListed)
+            err() << "... and " << report.errors.size() - kListed << " more rows with errors\n";
+        err().flush();
+        out() << report.summary() << "\n";
+        return report.errors.isEmpty() ? 0 : kPartialImport;
+    }
+    if (action == u"status") {
+        QStringList rest = args.mid(1);
+        rest[0] = QStringLiteral("address status");
+        if (!parse(p, rest, QStringLiteral("Count the imported zip codes and points of interest."),
+                   false, {}))
+            return 0;
+        DirectStore ds(p.options);
+        const AddressDataStore::Counts c = AddressDataStore::counts(*ds.store);
+        out() << "DATA\tROWS\n"
+              << "zipcodes\t" << c.zipcodes << "\n"
+              << "zipcode roads\t" << c.zipRoads << "\n"
+              << "pois\t" << c.pois << "\n";
+        return 0;
+    }
+    throw UsageError("usage: switchyard-server address import zipcodes|pois FILE.csv [--replace] "
+                     "| address status [options]");
+}
+
 int signalPipe[2] = {-1, -1};
 
 void onSignal(int)
@@ -366,6 +439,8 @@ int runCli(const QStringList &arguments)
             return tokens(args);
         if (command == u"credits")
             return credits(args);
+        if (command == u"address")
+            return address(args);
         err() << "error: unknown command '" << command << "'\n\n" << kTopHelp;
         return 2;
     } catch (const UsageError &e) {

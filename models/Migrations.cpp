@@ -53,6 +53,17 @@ const QList<QStringList> &steps()
             "CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, body TEXT NOT NULL, "
             "fetched_ms BIGINT NOT NULL)",
         },
+        // 3: imported address data (zip codes, points of interest), shared by every instance;
+        // coordinates GCJ-02, aliases separated by '|'
+        {
+            "CREATE TABLE address_zipcodes (divcode BIGINT NOT NULL, road TEXT NOT NULL, "
+            "zipcode TEXT NOT NULL, imported_ms BIGINT NOT NULL, PRIMARY KEY (divcode, road))",
+            "CREATE TABLE address_pois (id {ID}, divcode BIGINT NOT NULL, name TEXT NOT NULL, "
+            "address TEXT NOT NULL, lon DOUBLE PRECISION NOT NULL, "
+            "lat DOUBLE PRECISION NOT NULL, category TEXT NOT NULL, aliases TEXT NOT NULL, "
+            "imported_ms BIGINT NOT NULL)",
+            "CREATE UNIQUE INDEX address_pois_key ON address_pois(divcode, name)",
+        },
     };
     return s;
 }

@@ -1,5 +1,6 @@
 #include "ServerHost.h"
 
+#include "address/AddressDataStore.h"
 #include "DatabaseService.h"
 #include "Pipeline.h"
 #include "Server.h"
@@ -21,6 +22,8 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error)
 {
+    // The imported zip codes and POIs, read on a database reader while the server comes up.
+    AddressDataStore::loadAsync(m_db);
     m_thread.start();
     // An object living on the server thread to run code there; the server is built and bound
     // on that thread so every object it owns belongs to it.

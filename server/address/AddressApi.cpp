@@ -23,6 +23,8 @@ constexpr Endpoint kEndpoints[] = {
     {"extract", AddressEndpoints::extract},
     {"extract-name", AddressEndpoints::extractName},
     {"extract-express", AddressEndpoints::extractExpress},
+    {"hp-geocode", AddressEndpoints::hpGeocode},
+    {"zipcode", AddressEndpoints::zipcode},
     {"structure", AddressEndpoints::structure},
 };
 

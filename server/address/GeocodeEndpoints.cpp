@@ -2,41 +2,143 @@
 
 #include "AddressCommon.h"
 #include "CoordTransform.h"
+#include "LocalData.h"
 
-// geocode (and later hp-geocode).
+// geocode and hp-geocode: an imported point of interest the text names (LocalData) when there
+// is one, else the centre of the most specific division with a known centre (the gazetteer has
+// district and city centres; towns have none).
 namespace AddressEndpoints {
 
 using namespace AddressCommon;
+using Division = Gazetteer::Division;
 
-// geocode: the centre of the most specific division the text names that has one (the data has
-// district and city centres; towns and streets are not located yet), with its level.
+namespace {
+
+QString pathName(const Division &d)
+{
+    QString out;
+    for (const Division *p = &d; p; p = p->parent) {
+        if (!p->placeholder)
+            out.prepend(p->name);
+    }
+    return out;
+}
+
+// wgs84, gcj02 and level of a GCJ-02 point, plus the fields the caller adds.
+QJsonObject point(double lon, double lat, const QString &level)
+{
+    const CoordTransform::LonLat gcj{lon, lat};
+    const CoordTransform::LonLat wgs =
+        CoordTransform::convert(gcj, CoordTransform::System::Gcj02, CoordTransform::System::Wgs84);
+    return QJsonObject{{"wgs84", CoordTransform::formatCoordinate(wgs)},
+                       {"gcj02", CoordTransform::formatCoordinate(gcj)},
+                       {"level", level}};
+}
+
+const Division *locatedDivision(const Division *d)
+{
+    while (d && !d->hasCentre())
+        d = d->parent;
+    return d;
+}
+
+struct Located
+{
+    QJsonObject point; // empty when nothing was found
+    QString message;   // for hp-geocode: what data would make the answer more precise
+};
+
+// streets: hp-geocode (POIs by street address too, and a message when falling back).
+Located locate(const QString &text, bool streets)
+{
+    const DivisionMatcher::Result r = divisionMatcher().resolve(text);
+    const auto data = LocalData::current();
+    if (const auto poi = data->findPoi(text, r.leaf, streets)) {
+        QJsonObject p = point(poi->poi->lon, poi->poi->lat, QStringLiteral("poi"));
+        p.insert("matched", poi->poi->name);
+        p.insert("divcode", poi->poi->division->codeString());
+        return {p, {}};
+    }
+    const Division *d = locatedDivision(r.leaf);
+    if (!d)
+        return {};
+    QJsonObject p = point(d->lon, d->lat, Gazetteer::levelName(d->level));
+    p.insert("matched", d->name);
+    p.insert("divcode", d->codeString());
+    if (!streets) // geocode: no message
+        return {p, {}};
+    const QString where = pathName(*r.leaf);
+    const QString centre = QStringLiteral("this is the centre of %1").arg(pathName(*d));
+    const QString how = QStringLiteral("`switchyard-server address import pois FILE.csv` or Tools "
+                                       "> Address data");
+    QString message;
+    if (data->poiCount() == 0) {
+        message = QStringLiteral("No points of interest are imported, so %1; import POIs with %2 "
+                                 "for a more precise point.")
+                      .arg(centre, how);
+    } else if (const qsizetype n = data->poiCountWithin(r.leaf); n == 0) {
+        message = QStringLiteral("No point of interest is imported for %1, so %2; import its POIs "
+                                 "with %3 for a more precise point.")
+                      .arg(where, centre, how);
+    } else {
+        message = QStringLiteral("None of the %1 points of interest imported for %2 is named in "
+                                 "the text%3, so %4; name one, or import the place with %5.")
+                      .arg(n)
+                      .arg(where, streets ? QStringLiteral(" or has its street address")
+                                          : QString(),
+                           centre, how);
+    }
+    if (d != r.leaf) {
+        message += QStringLiteral(" The data has no centre for %1 (%2 level).")
+                       .arg(r.leaf->name, Gazetteer::levelName(r.leaf->level));
+    }
+    return {p, message};
+}
+
+} // namespace
+
+// geocode: {"offline_geocode": {wgs84, gcj02, level, matched, divcode}, "status"}.
 Reply geocode(const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
-    const Gazetteer::Division *d = r.leaf;
-    while (d && !d->hasCentre())
-        d = d->parent;
-    if (!d) {
+    const Located l = locate(*text, false);
+    if (l.point.isEmpty()) {
         return ok(QJsonObject{
             {"offline_geocode", QJsonObject{{"wgs84", ""}, {"gcj02", ""}, {"level", ""}}},
             {"status", "NOT_FOUND"},
-            {"message", "The text names no division with a known "
-                        "location."}});
+            {"message", "The text names no division with a known location and no imported "
+                        "point of interest."}});
     }
-    static const char *levels[] = {"", "province", "city", "district", "town"};
-    const CoordTransform::LonLat gcj{d->lon, d->lat};
-    const CoordTransform::LonLat wgs =
-        CoordTransform::convert(gcj, CoordTransform::System::Gcj02, CoordTransform::System::Wgs84);
-    return ok(QJsonObject{
-        {"offline_geocode", QJsonObject{{"wgs84", CoordTransform::formatCoordinate(wgs)},
-                                        {"gcj02", CoordTransform::formatCoordinate(gcj)},
-                                        {"level", levels[int(d->level)]},
-                                        {"divcode", d->codeString()}}},
-        {"status", "OK"}});
+    return ok(QJsonObject{{"offline_geocode", l.point}, {"status", "OK"}});
+}
+
+// hp-geocode: the most precise point the data supports: a POI whose name and street address
+// the text has > a POI by street address > a POI by name > district centre > city centre.
+Reply hpGeocode(const QJsonObject &request)
+{
+    Reply error;
+    const auto text = requestText(request, &error);
+    if (!text)
+        return error;
+    const Located l = locate(*text, true);
+    if (l.point.isEmpty()) {
+        return ok(QJsonObject{
+            {"hp_geocode", QJsonObject{{"wgs84", ""},
+                                       {"gcj02", ""},
+                                       {"level", ""},
+                                       {"matched", ""},
+                                       {"divcode", ""}}},
+            {"status", "NOT_FOUND"},
+            {"message", "The text names no division with a known location and no imported "
+                        "point of interest."}});
+    }
+    QJsonObject body{{"hp_geocode", l.point}, {"status", "OK"}};
+    if (!l.message.isEmpty())
+        body.insert("message", l.message);
+    return ok(body);
 }
 
 } // namespace AddressEndpoints

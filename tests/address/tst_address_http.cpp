@@ -1,5 +1,6 @@
 // The address routes over HTTP: request shapes, errors in the envelope, billing per request.
 
+#include "address/AddressDataStore.h"
 #include "CoordTransform.h"
 #include "Money.h"
 #include "ServerFixture.h"
@@ -178,6 +179,85 @@ private slots:
         r = ask(QStringLiteral("no address here"));
         QCOMPARE(r.value("status").toString(), QStringLiteral("NOT_FOUND"));
         QCOMPARE(r.value("offline_geocode").toObject().value("wgs84").toString(), QString());
+    }
+
+    // zipcode, geocode and hp-geocode before and after an import, billing, and the data loaded
+    // when a server starts over a database that has it.
+    void importedData_data() { addBackendRows(); }
+    void importedData()
+    {
+        SY_START_SERVER(f);
+        f.service().flush(); // the start-up load has installed this database's (empty) data
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 price = ServerSettings::defaults().addressPricePerRequest;
+        const auto balance = [&] { return f.store().balance(f.store().defaultAccountId()); };
+        const auto ask = [&](const char *endpoint, const QString &text, quint16 port = 0) {
+            const HttpReply r = HttpClient(port ? port : f.port())
+                                    .postJson(QByteArray("/v1/address/") + endpoint,
+                                              QJsonDocument(QJsonObject{{"text", text}})
+                                                  .toJson(QJsonDocument::Compact),
+                                              key);
+            if (r.status != 200)
+                qWarning("%s: %d %s", endpoint, r.status, r.body.constData());
+            return r.json();
+        };
+        const QString address = QStringLiteral("浙江省杭州市余杭区五常街道文一西路100号西溪科创大厦");
+
+        // No data: said so, not billed.
+        QJsonObject r = ask("zipcode", address);
+        QCOMPARE(r.value("status").toString(), QStringLiteral("NO_DATA"));
+        QCOMPARE(r.value("zipcode").toString(), QString());
+        QVERIFY(r.value("message").toString().startsWith(
+            QStringLiteral("no zip code is imported for 浙江省杭州市余杭区五常街道; import a CSV")));
+        r = ask("zipcode", QStringLiteral("no address"));
+        QCOMPARE(r.value("status").toString(), QStringLiteral("NOT_FOUND"));
+        QCOMPARE(balance(), Money::kUnitsPerCredit);
+        // geocode and hp-geocode answer the district centre (billed).
+        r = ask("hp-geocode", address);
+        QCOMPARE(r.value("hp_geocode").toObject().value("level").toString(),
+                 QStringLiteral("district"));
+        QVERIFY(r.value("message").toString().contains(QStringLiteral("address import pois")));
+        QCOMPARE(balance(), Money::kUnitsPerCredit - price);
+
+        // Import (as the window does) and the same server answers from the data at once.
+        ImportReport report = AddressDataStore::importCsv(
+            f.service().config(), AddressDataStore::Kind::Zipcodes,
+            QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
+        QCOMPARE(report.imported, 7);
+        report = AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Pois,
+                                             QStringLiteral(FIXTURE_DIR "/pois-fixture.csv"),
+                                             false);
+        QCOMPARE(report.imported, 4);
+        r = ask("zipcode", address);
+        QCOMPARE(r.value("status").toString(), QStringLiteral("OK"));
+        QCOMPARE(r.value("zipcode").toString(), QStringLiteral("311122"));
+        QCOMPARE(r.value("level").toString(), QStringLiteral("road"));
+        QCOMPARE(balance(), Money::kUnitsPerCredit - 2 * price);
+        r = ask("hp-geocode", address);
+        QJsonObject g = r.value("hp_geocode").toObject();
+        QCOMPARE(g.value("level").toString(), QStringLiteral("poi"));
+        QCOMPARE(g.value("matched").toString(), QStringLiteral("西溪科创大厦"));
+        QCOMPARE(g.value("gcj02").toString(), QStringLiteral("120.052100,30.285300"));
+        r = ask("geocode", address);
+        QCOMPARE(r.value("offline_geocode").toObject().value("level").toString(),
+                 QStringLiteral("poi"));
+        QCOMPARE(balance(), Money::kUnitsPerCredit - 4 * price);
+
+        // A server starting over this database loads the data (this process forgot it first).
+        LocalData::install(nullptr);
+        QCOMPARE(ask("zipcode", address).value("status").toString(), QStringLiteral("NO_DATA"));
+        ServerHost second(f.service(), ServerSettings::defaults());
+        QString error;
+        QVERIFY2(second.start(QHostAddress(QHostAddress::LocalHost), 0, &error),
+                 qPrintable(error));
+        f.service().flush();
+        r = ask("zipcode", address, quint16(second.url().port()));
+        QCOMPARE(r.value("zipcode").toString(), QStringLiteral("311122"));
+        r = ask("hp-geocode", address, quint16(second.url().port()));
+        QCOMPARE(r.value("hp_geocode").toObject().value("level").toString(), QStringLiteral("poi"));
+        second.stop();
+        LocalData::install(nullptr);
     }
 
     void transferCoordNeedsKeyAndCredits()

@@ -1,0 +1,74 @@
+#pragma once
+
+#include "DatabaseConfig.h"
+#include "LocalData.h"
+
+#include <memory>
+#include <optional>
+#include <QByteArrayView>
+#include <QList>
+#include <QString>
+
+class DatabaseService;
+class Store;
+
+// The imported address data in the database (tables address_zipcodes and address_pois), so that
+// every instance sharing a PostgreSQL database answers from the same data. The CSV formats are
+// described in LocalData.h. An import writes its good rows in one transaction: appended (a row
+// whose key exists is updated: zip codes by division and road, POIs by division and name) or,
+// with replace, instead of everything of that kind.
+struct ImportReport
+{
+    QString kind;     // "zipcodes" or "pois"
+    int records = 0;  // data rows read (good and bad)
+    int imported = 0; // good rows written
+    int inserted = 0; // new keys
+    int updated = 0;  // keys that existed (or repeated in the file: the last row wins)
+    int removed = 0;  // rows deleted first (replace)
+    qint64 total = 0; // rows of this kind in the database afterwards
+    QList<LocalDataCsv::RowError> errors;
+    QString fatal; // the file could not be imported at all; nothing was written
+    bool ok() const { return fatal.isEmpty(); }
+    // "Imported 12 of 14 rows (10 new, 2 updated), 2 with errors; 12 zip codes in the database."
+    QString summary() const;
+};
+
+namespace AddressDataStore {
+
+enum class Kind
+{
+    Zipcodes,
+    Pois
+};
+
+// "zipcodes" or "pois" (also the singular); nullopt otherwise.
+std::optional<Kind> parseKind(const QString &name);
+QString kindName(Kind kind);
+
+// Parses csv and writes its good rows on store's connection in one transaction (throws
+// StoreError when the database fails; then nothing is written). Leaves the snapshot alone.
+ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replace);
+ImportReport importFile(Store &store, Kind kind, const QString &path, bool replace);
+
+// For the window (from a worker thread, or the GUI thread for small files): opens this
+// thread's own connection, imports, and installs the new data in this process's snapshot
+// (LocalData::current) so the server answers from it at once. Never throws: a database
+// failure is the report's fatal.
+ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &path, bool replace);
+
+// The stored data as a snapshot.
+std::shared_ptr<const LocalData> load(Store &store);
+
+struct Counts
+{
+    qint64 zipcodes = 0;
+    qint64 zipRoads = 0; // of which road rows
+    qint64 pois = 0;
+};
+Counts counts(Store &store);
+
+// At server start: loads on one of the service's reader threads and installs the snapshot
+// there (unless an import installed newer data meanwhile); the caller does not wait.
+void loadAsync(DatabaseService &db);
+
+} // namespace AddressDataStore

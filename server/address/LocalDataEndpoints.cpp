@@ -1,0 +1,63 @@
+#include "AddressEndpoints.h"
+
+#include "AddressCommon.h"
+#include "LocalData.h"
+
+// zipcode: answered only from imported data (LocalData); never an invented code.
+namespace AddressEndpoints {
+
+using namespace AddressCommon;
+
+namespace {
+
+// 浙江省杭州市余杭区: the division's path without the national placeholders (市辖区...).
+QString pathName(const Gazetteer::Division &d)
+{
+    QString out;
+    for (const Gazetteer::Division *p = &d; p; p = p->parent) {
+        if (!p->placeholder)
+            out.prepend(p->name);
+    }
+    return out;
+}
+
+} // namespace
+
+Reply zipcode(const QJsonObject &request)
+{
+    Reply error;
+    const auto text = requestText(request, &error);
+    if (!text)
+        return error;
+    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
+    if (r.isEmpty()) {
+        Reply reply = ok(QJsonObject{{"zipcode", ""},
+                                     {"status", "NOT_FOUND"},
+                                     {"message", "The text names no administrative division."}});
+        reply.billable = false;
+        return reply;
+    }
+    const auto data = LocalData::current();
+    const auto match = data->zipcode(r.leaf, *text);
+    if (!match) {
+        Reply reply = ok(QJsonObject{
+            {"zipcode", ""},
+            {"status", "NO_DATA"},
+            {"divcode", r.divcode()},
+            {"message", QStringLiteral("no zip code is imported for %1; import a CSV with "
+                                       "`switchyard-server address import zipcodes FILE.csv` or "
+                                       "Tools > Address data")
+                            .arg(pathName(*r.leaf))}});
+        reply.billable = false;
+        return reply;
+    }
+    const Gazetteer::Division *d = match->division;
+    return ok(QJsonObject{
+        {"zipcode", match->entry->zipcode},
+        {"status", "OK"},
+        {"level", match->byRoad ? QStringLiteral("road") : Gazetteer::levelName(d->level)},
+        {"divcode", d->codeString()},
+        {"matched", match->byRoad ? match->entry->road : pathName(*d)}});
+}
+
+} // namespace AddressEndpoints

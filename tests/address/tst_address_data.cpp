@@ -1,0 +1,274 @@
+// Imported zip codes and POIs in the database (SQLite and PostgreSQL): append, update, replace,
+// reload into a snapshot, and the `switchyard-server address` commands.
+
+#include "address/AddressDataStore.h"
+#include "Migrations.h"
+#include "Store.h"
+#include "TestSupport.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::Literals::StringLiterals;
+
+namespace {
+
+QString fixture(const char *name)
+{
+    return QStringLiteral(FIXTURE_DIR "/") + QLatin1String(name);
+}
+
+Store open(const TestDatabase &t)
+{
+    QSqlDatabase db = t.config().open(QStringLiteral("test"));
+    Migrations::apply(db, t.config().kind());
+    return Store(db, t.config().kind());
+}
+
+const Gazetteer::Division *division(const QStringList &names)
+{
+    QString error;
+    const auto *d = LocalDataCsv::resolveRegion(Gazetteer::builtin(), names, &error);
+    if (!d)
+        qFatal("test region: %s", qPrintable(error));
+    return d;
+}
+
+struct Run
+{
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+Run cli(const TestDatabase &db, QStringList args)
+{
+    if (db.url().isEmpty())
+        args << "--data-dir" << db.dataDir();
+    else
+        args << "--database" << db.url();
+    QProcess p;
+    p.start(QStringLiteral(SERVER_BINARY), args);
+    p.waitForFinished(60'000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+} // namespace
+
+class TestAddressData : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void cleanup() { LocalData::install(nullptr); }
+
+    void zipcodesAppendUpdateReplace_data() { addBackendRows(); }
+    void zipcodesAppendUpdateReplace()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        using AddressDataStore::Kind;
+        ImportReport r = AddressDataStore::importFile(s, Kind::Zipcodes,
+                                                      fixture("zipcodes-fixture.csv"), false);
+        QVERIFY(r.ok());
+        QCOMPARE(r.records, 10);
+        QCOMPARE(r.imported, 7);
+        QCOMPARE(r.inserted, 7);
+        QCOMPARE(r.updated, 0);
+        QCOMPARE(r.errors.size(), 3);
+        QCOMPARE(r.total, 7);
+        QVERIFY(r.summary().contains("Imported 7 of 10 rows (7 new, 0 updated), 3 with errors"));
+
+        // The same file again: every key exists, nothing doubles.
+        r = AddressDataStore::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
+        QCOMPARE(r.inserted, 0);
+        QCOMPARE(r.updated, 7);
+        QCOMPARE(r.total, 7);
+
+        // Append: one key changed, one new, one repeated in the file (the last row wins).
+        r = AddressDataStore::importData(s, Kind::Zipcodes,
+                                         "zipcode,province,city,district\n"
+                                         "311101,浙江省,杭州市,余杭区\n"
+                                         "311102,浙江省,杭州市,余杭区\n"
+                                         "310012,浙江省,杭州市,西湖区\n",
+                                         false);
+        QCOMPARE(r.imported, 3);
+        QCOMPARE(r.inserted, 1);
+        QCOMPARE(r.updated, 2);
+        QCOMPARE(r.total, 8);
+        auto data = AddressDataStore::load(s);
+        QCOMPARE(data->zipCount(), 8);
+        const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
+        QCOMPARE(data->zipcode(yuhang, u"余杭区"_s)->entry->zipcode, u"311102"_s);
+        QCOMPARE(data->zipcode(yuhang, u"余杭区文一西路"_s)->entry->zipcode, u"311122"_s);
+        AddressDataStore::Counts c = AddressDataStore::counts(s);
+        QCOMPARE(c.zipcodes, 8);
+        QCOMPARE(c.zipRoads, 2);
+        QCOMPARE(c.pois, 0);
+
+        // Replace: only the new file's rows remain.
+        r = AddressDataStore::importData(s, Kind::Zipcodes,
+                                         "zipcode,divcode\n310000,330100000000\n", true);
+        QCOMPARE(r.removed, 8);
+        QCOMPARE(r.inserted, 1);
+        QCOMPARE(r.total, 1);
+        data = AddressDataStore::load(s);
+        QCOMPARE(data->zipCount(), 1);
+        QCOMPARE(data->zipcode(yuhang, u"余杭区"_s)->entry->zipcode, u"310000"_s);
+
+        // A file that cannot be read writes nothing, replace or not.
+        r = AddressDataStore::importFile(s, Kind::Zipcodes, fixture("no-such-file.csv"), true);
+        QVERIFY(!r.ok());
+        QVERIFY(r.fatal.contains("cannot read"));
+        r = AddressDataStore::importData(s, Kind::Zipcodes, "zip,province\n", true);
+        QVERIFY(r.fatal.contains("unknown column 'zip'"));
+        QCOMPARE(AddressDataStore::counts(s).zipcodes, 1);
+    }
+
+    void poisRoundTrip_data() { addBackendRows(); }
+    void poisRoundTrip()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        using AddressDataStore::Kind;
+        QFile f(fixture("pois-fixture.csv"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray csv = f.readAll();
+        const auto parsed = LocalDataCsv::parsePois(csv);
+        ImportReport r = AddressDataStore::importData(s, Kind::Pois, csv, false);
+        QCOMPARE(r.imported, 4);
+        QCOMPARE(r.errors.size(), 3);
+        QCOMPARE(r.total, 4);
+        const auto data = AddressDataStore::load(s);
+        QCOMPARE(data->poiCount(), 4);
+        for (qsizetype i = 0; i < parsed.rows.size(); ++i) {
+            const LocalData::Poi &p = data->pois()[i];
+            const LocalDataCsv::PoiRow &row = parsed.rows[i];
+            QCOMPARE(p.name, row.name);
+            QCOMPARE(p.divcode, row.divcode);
+            QCOMPARE(p.address, row.address);
+            QCOMPARE(p.aliases, row.aliases);
+            QCOMPARE(p.category, row.category);
+            // Stored as doubles: the converted GCJ-02 point comes back to the last bit or two.
+            QVERIFY(qAbs(p.lon - row.lon) < 1e-12 && qAbs(p.lat - row.lat) < 1e-12);
+        }
+        // Same name in the same division updates; --replace empties the table first.
+        r = AddressDataStore::importData(
+            s, Kind::Pois,
+            "name,province,city,district,town,lon,lat,aliases\n"
+            "西溪科创大厦,浙江省,杭州市,余杭区,五常街道,120.06,30.29,\n",
+            false);
+        QCOMPARE(r.updated, 1);
+        QCOMPARE(r.total, 4);
+        const auto updated = AddressDataStore::load(s);
+        const auto m = updated->findPoi(u"余杭区西溪科创大厦"_s, nullptr);
+        QVERIFY(m);
+        QCOMPARE(m->poi->lon, 120.06);
+        QVERIFY(m->poi->aliases.isEmpty());
+        r = AddressDataStore::importData(s, Kind::Pois,
+                                         "name,divcode,lon,lat\n测试点,330110,120.1,30.3\n", true);
+        QCOMPARE(r.removed, 4);
+        QCOMPARE(r.total, 1);
+        QCOMPARE(AddressDataStore::counts(s).pois, 1);
+    }
+
+    void importCsvInstallsTheSnapshot_data() { addBackendRows(); }
+    void importCsvInstallsTheSnapshot()
+    {
+        SY_OPEN_DB(t);
+        const quint64 before = LocalData::generation();
+        ImportReport r = AddressDataStore::importCsv(t.config(), AddressDataStore::Kind::Pois,
+                                                     fixture("pois-fixture.csv"), false);
+        QVERIFY(r.ok());
+        QCOMPARE(LocalData::generation(), before + 1);
+        QCOMPARE(LocalData::current()->poiCount(), 4);
+        // A file with only bad rows changes nothing and installs nothing.
+        QTemporaryDir dir;
+        QFile bad(dir.filePath("bad.csv"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("name,province,lon,lat\n,浙江省,120,30\n");
+        bad.close();
+        r = AddressDataStore::importCsv(t.config(), AddressDataStore::Kind::Pois, bad.fileName(),
+                                        false);
+        QCOMPARE(r.imported, 0);
+        QCOMPARE(r.errors.size(), 1);
+        QCOMPARE(LocalData::generation(), before + 1);
+        // A database that cannot be opened is the report's fatal, not an exception.
+        r = AddressDataStore::importCsv(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")),
+                                        AddressDataStore::Kind::Pois,
+                                        fixture("pois-fixture.csv"), false);
+        QVERIFY(!r.ok());
+        QVERIFY(!r.fatal.isEmpty());
+    }
+
+    void commandLine_data() { addBackendRows(); }
+    void commandLine()
+    {
+        SY_OPEN_DB(t);
+        Run r = cli(t, {"address", "import", "zipcodes", fixture("zipcodes-fixture.csv")});
+        QCOMPARE(r.code, 3); // imported, but some rows were rejected
+        QVERIFY2(r.out.contains("Imported 7 of 10 rows (7 new, 0 updated), 3 with errors"),
+                 qPrintable(r.out));
+        QVERIFY2(r.err.contains("zipcodes-fixture.csv:9: zipcode '31000' has 5 digits"),
+                 qPrintable(r.err));
+        QVERIFY(r.err.contains("zipcodes-fixture.csv:11: unknown region '杭洲市'"));
+        r = cli(t, {"address", "import", "pois", fixture("pois-fixture.csv"), "--replace"});
+        QCOMPARE(r.code, 3);
+        QVERIFY(r.out.contains("4 points of interest in the database"));
+        r = cli(t, {"address", "status"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("zipcodes\t7\n"));
+        QVERIFY(r.out.contains("zipcode roads\t2\n"));
+        QVERIFY(r.out.contains("pois\t4\n"));
+
+        // A clean file exits 0; more than 20 bad rows are counted, not all listed.
+        QTemporaryDir dir;
+        QFile good(dir.filePath("good.csv"));
+        QVERIFY(good.open(QIODevice::WriteOnly));
+        good.write("zipcode,province,city\n310000,浙江省,杭州市\n");
+        good.close();
+        r = cli(t, {"address", "import", "zipcodes", good.fileName(), "--replace"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("replacing 7 rows"));
+        QFile many(dir.filePath("many.csv"));
+        QVERIFY(many.open(QIODevice::WriteOnly));
+        many.write("zipcode,province\n");
+        for (int i = 0; i < 25; ++i)
+            many.write("1,浙江省\n");
+        many.close();
+        r = cli(t, {"address", "import", "zipcodes", many.fileName()});
+        QCOMPARE(r.code, 3);
+        QCOMPARE(r.err.count("has 1 digits"), 20);
+        QVERIFY(r.err.contains("... and 5 more rows with errors"));
+        QVERIFY(r.out.contains("Imported 0 of 25 rows"));
+
+        // Errors: a file that cannot be used is 1, a usage mistake 2.
+        r = cli(t, {"address", "import", "zipcodes", dir.filePath("missing.csv")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("cannot read"));
+        r = cli(t, {"address", "import", "pois", good.fileName()});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("unknown column 'zipcode'"));
+        r = cli(t, {"address", "import", "streets", good.fileName()});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("zipcodes|pois"));
+        r = cli(t, {"address", "import", "zipcodes"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("exactly one CSV file"));
+        r = cli(t, {"address", "frobnicate"});
+        QCOMPARE(r.code, 2);
+        QProcess p;
+        p.start(QStringLiteral(SERVER_BINARY), {"address", "import", "pois", "--help"});
+        QVERIFY(p.waitForFinished(30'000));
+        QCOMPARE(p.exitCode(), 0);
+        const QString help = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY(help.contains("--replace"));
+        QVERIFY(help.contains("name,province,city,district,town,address,lon,lat"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAddressData)
+#include "tst_address_data.moc"
