@@ -2,6 +2,7 @@
 
 #include "AddressCommon.h"
 #include "AddressEndpoints.h"
+#include "SearchIndex.h"
 #include "StructureParser.h"
 
 #include <QThreadPool>
@@ -26,6 +27,8 @@ constexpr Endpoint kEndpoints[] = {
     {"hp-geocode", AddressEndpoints::hpGeocode},
     {"zipcode", AddressEndpoints::zipcode},
     {"structure", AddressEndpoints::structure},
+    {"search", AddressEndpoints::search},
+    {"input-search", AddressEndpoints::inputSearch},
 };
 
 } // namespace
@@ -57,6 +60,7 @@ void warmUp()
     QThreadPool::globalInstance()->start([] {
         AddressCommon::divisionMatcher();
         StructureParser::shared();
+        SearchIndex::shared(); // pinyin keys of every division and the prefix cache
     });
 }
 
