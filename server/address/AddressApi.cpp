@@ -1,5 +1,6 @@
 #include "AddressApi.h"
 
+#include "AddressAssessor.h"
 #include "AddressCommon.h"
 #include "AddressEndpoints.h"
 #include "SearchIndex.h"
@@ -15,20 +16,24 @@ struct Endpoint
     AddressApi::Reply (*handler)(const QJsonObject &);
 };
 
-// Served endpoints, in the order the address testing tool lists them.
+// Served endpoints, in the contract's order (the address testing tool lists them so).
 constexpr Endpoint kEndpoints[] = {
-    {"transfer-coord", AddressEndpoints::transferCoord},
-    {"extract-phone", AddressEndpoints::extractPhone},
-    {"division-code", AddressEndpoints::divisionCode},
-    {"geocode", AddressEndpoints::geocode},
     {"extract", AddressEndpoints::extract},
     {"extract-name", AddressEndpoints::extractName},
-    {"extract-express", AddressEndpoints::extractExpress},
-    {"hp-geocode", AddressEndpoints::hpGeocode},
+    {"extract-phone", AddressEndpoints::extractPhone},
+    {"division-code", AddressEndpoints::divisionCode},
     {"zipcode", AddressEndpoints::zipcode},
     {"structure", AddressEndpoints::structure},
+    {"correct", AddressEndpoints::correct},
+    {"complete", AddressEndpoints::complete},
+    {"standardize", AddressEndpoints::standardize},
+    {"assessment", AddressEndpoints::assessment},
+    {"geocode", AddressEndpoints::geocode},
+    {"hp-geocode", AddressEndpoints::hpGeocode},
+    {"extract-express", AddressEndpoints::extractExpress},
     {"search", AddressEndpoints::search},
     {"input-search", AddressEndpoints::inputSearch},
+    {"transfer-coord", AddressEndpoints::transferCoord},
 };
 
 } // namespace
@@ -60,6 +65,7 @@ void warmUp()
     QThreadPool::globalInstance()->start([] {
         AddressCommon::divisionMatcher();
         StructureParser::shared();
+        AddressAssessor::shared(); // the corrector, completer and area codes
         SearchIndex::shared(); // pinyin keys of every division and the prefix cache
     });
 }
