@@ -2,7 +2,9 @@
 
 #include "CoordTransform.h"
 
+#include <QCheckBox>
 #include <QClipboard>
+#include <QFileDialog>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -263,6 +265,35 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     split->addWidget(jsonBox);
     split->addWidget(visual);
 
+    // Imported data: the rows the engine answers zipcode and POI geocoding from.
+    m_importKind = new QComboBox(this);
+    m_importKind->setObjectName(QStringLiteral("importKindCombo"));
+    m_importKind->addItem(tr("Zip codes"), QStringLiteral("zipcodes"));
+    m_importKind->addItem(tr("Points of interest"), QStringLiteral("pois"));
+    m_importReplace = new QCheckBox(tr("Replace existing"), this);
+    m_importReplace->setObjectName(QStringLiteral("importReplaceCheck"));
+    m_importButton = new QPushButton(tr("Import CSV…"), this);
+    m_importButton->setObjectName(QStringLiteral("importButton"));
+    m_dataStatus = new QLabel(this);
+    m_dataStatus->setObjectName(QStringLiteral("dataStatusLabel"));
+    m_importSummary = new QLabel(this);
+    m_importSummary->setObjectName(QStringLiteral("importSummaryLabel"));
+    m_importSummary->setWordWrap(true);
+    m_importSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *dataRow = new QHBoxLayout;
+    dataRow->addWidget(new QLabel(tr("Address data:"), this));
+    dataRow->addWidget(m_dataStatus, 1);
+    dataRow->addWidget(m_importKind);
+    dataRow->addWidget(m_importReplace);
+    dataRow->addWidget(m_importButton);
+    for (QWidget *w : {static_cast<QWidget *>(m_importKind),
+                       static_cast<QWidget *>(m_importReplace),
+                       static_cast<QWidget *>(m_importButton)})
+        w->setEnabled(false);
+    m_importButton->setToolTip(tr("CSV formats: see the README (Address services)."));
+    connect(m_importButton, &QPushButton::clicked, this, &AddressPanel::chooseImportFile);
+    showDataStatus();
+
     auto *layout = new QVBoxLayout(this);
     auto *intro = new QLabel(tr("Calls the address engine directly, as the server does. Nothing "
                                 "is billed or recorded."),
@@ -273,6 +304,8 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     layout->addLayout(controls);
     layout->addWidget(m_error);
     layout->addWidget(split, 1);
+    layout->addLayout(dataRow);
+    layout->addWidget(m_importSummary);
 
     connect(m_run, &QPushButton::clicked, this, &AddressPanel::run);
     connect(m_endpoint, &QComboBox::currentIndexChanged, this, &AddressPanel::updateCoordOptions);
@@ -508,4 +541,74 @@ void AddressPanel::showAssessment(const QList<Call> &calls)
         }
         return;
     }
+}
+
+void AddressPanel::setImportDatabase(const DatabaseConfig &config)
+{
+    m_importDb = config;
+    m_importKind->setEnabled(true);
+    m_importReplace->setEnabled(true);
+    m_importButton->setEnabled(true);
+}
+
+void AddressPanel::showDataStatus()
+{
+    const auto data = LocalData::current();
+    const qsizetype zips = data ? data->zipCount() : 0;
+    const qsizetype pois = data ? data->poiCount() : 0;
+    m_dataStatus->setText(
+        zips + pois == 0
+            ? tr("no zip codes or POIs imported (zipcode answers NO_DATA; geocoding stops at "
+                 "district centres)")
+            : tr("%1 zip code rows, %2 POIs").arg(zips).arg(pois));
+}
+
+void AddressPanel::chooseImportFile()
+{
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import %1").arg(m_importKind->currentText()), QString(),
+        tr("CSV files (*.csv);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    const auto kind = AddressDataStore::parseKind(m_importKind->currentData().toString());
+    importFile(*kind, path, m_importReplace->isChecked());
+}
+
+void AddressPanel::importFile(AddressDataStore::Kind kind, const QString &path, bool replace)
+{
+    if (m_importing || !m_importDb)
+        return;
+    m_importing = true;
+    m_importButton->setEnabled(false);
+    m_importSummary->setText(tr("Importing %1…").arg(path));
+    QPointer<AddressPanel> self(this);
+    const DatabaseConfig config = *m_importDb;
+    // A worker with its own connection: big files never block the window.
+    QThreadPool::globalInstance()->start([self, config, kind, path, replace] {
+        const ImportReport report = AddressDataStore::importCsv(config, kind, path, replace);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, report] {
+                if (!self)
+                    return;
+                self->m_importing = false;
+                self->m_importButton->setEnabled(true);
+                self->m_lastImport = report;
+                QStringList lines{report.ok() ? report.summary()
+                                              : tr("Import failed: %1").arg(report.fatal)};
+                for (qsizetype i = 0; i < report.errors.size() && i < 5; ++i)
+                    lines << tr("line %1: %2")
+                                 .arg(report.errors.at(i).line)
+                                 .arg(report.errors.at(i).reason);
+                if (report.errors.size() > 5)
+                    lines << tr("… and %1 more rejected rows").arg(report.errors.size() - 5);
+                self->m_importSummary->setText(lines.join(QLatin1Char('\n')));
+                self->m_importSummary->setStyleSheet(
+                    report.ok() && report.errors.isEmpty() ? QString()
+                                                           : QStringLiteral("color: #c0392b;"));
+                self->showDataStatus();
+                emit self->importFinished();
+            },
+            Qt::QueuedConnection);
+    });
 }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "AddressApi.h"
+#include "AddressDataStore.h"
+#include "DatabaseConfig.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -8,6 +10,7 @@
 #include <QString>
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPlainTextEdit;
@@ -30,7 +33,10 @@ class QTextEdit;
 // "addressErrorLabel", "jsonView", "highlightView", "divisionTable", "coordTable",
 // "coordSourceLabel", per coordinate row "copyCoord_<KEY>" (KEY as in WGS84, GCJ02, ...),
 // "structureTable" (key, value rows of structure/complete/standardize), "assessmentCodeLabel" and
-// "findingsTable" (assessment findings: code, message), all in the tabs "resultTabs".
+// "findingsTable" (assessment findings: code, message), all in the tabs "resultTabs"; the data
+// row "importKindCombo" (item data: zipcodes, pois), "importReplaceCheck", "importButton",
+// "dataStatusLabel" (rows the engine answers from), "importSummaryLabel" (the last import, its
+// first rejected rows).
 class AddressPanel : public QWidget
 {
     Q_OBJECT
@@ -54,6 +60,12 @@ public:
 
     explicit AddressPanel(QWidget *parent = nullptr);
 
+    // Enables "Import CSV…": zip codes and POIs go into this database (the window's own) and
+    // into the engine's data at once. Without it the import row stays disabled.
+    void setImportDatabase(const DatabaseConfig &config);
+    bool isImporting() const { return m_importing; }
+    const ImportReport &lastImport() const { return m_lastImport; }
+
     bool isRunning() const { return m_running; }
     // Spans highlighted in the highlight view, as QString (UTF-16) [start, end) positions.
     const QList<QPair<int, int>> &highlightedRanges() const { return m_ranges; }
@@ -65,9 +77,15 @@ public:
 
 public slots:
     void run();
+    // Imports a CSV file on a pool thread; importFinished() when done.
+    void importFile(AddressDataStore::Kind kind, const QString &path, bool replace);
+
+private slots:
+    void chooseImportFile();
 
 signals:
     void finished();
+    void importFinished();
 
 private:
     void updateCoordOptions();
@@ -78,6 +96,7 @@ private:
     void showStructure(const QList<Call> &calls);
     void showAssessment(const QList<Call> &calls);
     void setState(const QString &state, const QString &text);
+    void showDataStatus();
 
     QPlainTextEdit *m_text;
     QComboBox *m_endpoint;
@@ -97,6 +116,14 @@ private:
     QLabel *m_assessmentCode;
     QTableWidget *m_findings;
     QTabWidget *m_views;
+    QComboBox *m_importKind;
+    QCheckBox *m_importReplace;
+    QPushButton *m_importButton;
+    QLabel *m_dataStatus;
+    QLabel *m_importSummary;
+    std::optional<DatabaseConfig> m_importDb;
+    bool m_importing = false;
+    ImportReport m_lastImport;
 
     bool m_running = false;
     int m_generation = 0;

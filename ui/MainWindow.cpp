@@ -56,7 +56,9 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
     addPanel(tr("Settings"), tr("Control Tokens"), new ControlTokensPanel(m_tokens));
     addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
     addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
-    addPanel(tr("Tools"), tr("Address testing"), new AddressPanel);
+    auto *address = new AddressPanel;
+    address->setImportDatabase(db.config());
+    addPanel(tr("Tools"), tr("Address testing"), address);
     showPanel(tr("API Keys"));
 
     m_address = new QLabel(this);

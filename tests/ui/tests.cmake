@@ -20,3 +20,6 @@ endforeach()
 target_link_libraries(tst_ui_revokeendtoend PRIVATE Qt6::Network)
 # The providers suite tests connections against the fake upstream program.
 target_link_libraries(tst_ui_providers_panel PRIVATE Qt6::Network switchyard_fakeupstream)
+# The address panel imports the project's own fixture files.
+target_compile_definitions(tst_ui_address_panel PRIVATE
+    FIXTURE_DIR="${CMAKE_CURRENT_LIST_DIR}/../address/data")

@@ -1,9 +1,12 @@
 // Tools > Address testing, driven like a user (offscreen). The panel calls the address engine
 // directly: no database is opened, no server runs.
 #include "AddressPanel.h"
+#include "LocalData.h"
+#include "TestDatabase.h"
 #include "CoordTransform.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QJsonArray>
@@ -13,6 +16,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSqlDatabase>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
 #include <QTextCursor>
@@ -197,7 +201,10 @@ private slots:
         QVERIFY(ran.contains(QStringLiteral("extract-phone")));
         QVERIFY(ran.contains(QStringLiteral("division-code")));
         QCOMPARE(ran.size(), AddressApi::endpoints().size() - 1);
-        QCOMPARE(panel.highlightedRanges().size(), 1);
+        // Spans of every endpoint are marked; the phone's (characters 12-23) among them.
+        const int phoneStart = AddressPanel::codePointToPosition(
+            QStringLiteral("浙江省杭州市余杭区，电话13812345678"), 12);
+        QVERIFY(panel.highlightedRanges().contains(qMakePair(phoneStart, phoneStart + 11)));
         QCOMPARE(child<QTableWidget>(&panel, "divisionTable")->item(0, 0)->text(),
                  QStringLiteral("浙江省"));
 
@@ -208,6 +215,45 @@ private slots:
             ran << c.endpoint;
         QVERIFY(ran.contains(QStringLiteral("transfer-coord")));
         QCOMPARE(child<QTableWidget>(&panel, "coordTable")->rowCount(), 4);
+    }
+
+    void structureTable()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QStringLiteral("structure"),
+                      QStringLiteral("浙江省杭州市余杭区文一西路969号")));
+        auto *table = child<QTableWidget>(&panel, "structureTable");
+        QHash<QString, QString> rows;
+        for (int r = 0; r < table->rowCount(); ++r)
+            rows.insert(table->item(r, 0)->text(), table->item(r, 1)->text());
+        QCOMPARE(rows.value("prov"), QStringLiteral("浙江省"));
+        QCOMPARE(rows.value("district"), QStringLiteral("余杭区"));
+        QCOMPARE(rows.value("road"), QStringLiteral("文一西路"));
+        QCOMPARE(rows.value("roadNo"), QStringLiteral("969号"));
+        QCOMPARE(child<QTabWidget>(&panel, "resultTabs")->currentWidget(), table);
+
+        // complete fills the same table, with the levels the text left out.
+        QVERIFY(runOn(panel, QStringLiteral("complete"), QStringLiteral("余杭区文一西路969号")));
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("prov"));
+        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("浙江省"));
+    }
+
+    void assessmentFindings()
+    {
+        AddressPanel panel;
+        QVERIFY(runOn(panel, QStringLiteral("assessment"),
+                      QStringLiteral("浙江省杭州市海淀区 电话1381234567")));
+        auto *findings = child<QTableWidget>(&panel, "findingsTable");
+        QStringList codes;
+        for (int r = 0; r < findings->rowCount(); ++r) {
+            codes << findings->item(r, 0)->text();
+            QVERIFY(!findings->item(r, 1)->text().isEmpty()); // a readable message
+        }
+        QVERIFY2(codes.contains(QStringLiteral("PHONE_DIGITS")), qPrintable(codes.join(',')));
+        QVERIFY(child<QLabel>(&panel, "assessmentCodeLabel")->text().contains(u"Code:"));
+
+        QVERIFY(runOn(panel, QStringLiteral("assessment"), QStringLiteral("明天下午三点开会")));
+        QCOMPARE(findings->item(0, 0)->text(), QStringLiteral("NOT_ADDRESS"));
     }
 
     void neverTouchesTheDatabase()
@@ -228,6 +274,47 @@ private slots:
         delete panel;
         QThreadPool::globalInstance()->waitForDone();
         QCoreApplication::processEvents(); // the queued answer finds no panel
+    }
+
+    // Last: it opens a database. Tools > Address data imports a CSV into the window's database
+    // and the engine answers from it at once; rejected rows are listed.
+    void importFromTheWindow()
+    {
+        AddressPanel panel;
+        auto *button = child<QPushButton>(&panel, "importButton");
+        QVERIFY(!button->isEnabled()); // no database given
+        TestDatabase db;
+        panel.setImportDatabase(db.db().config());
+        QVERIFY(button->isEnabled());
+
+        const QString zip = QStringLiteral("浙江省杭州市余杭区五常街道文一西路969号");
+        QCOMPARE(AddressApi::call(QStringLiteral("zipcode"), {{"text", zip}})
+                     .body.value("status")
+                     .toString(),
+                 QStringLiteral("NO_DATA"));
+
+        QSignalSpy done(&panel, &AddressPanel::importFinished);
+        panel.importFile(AddressDataStore::Kind::Zipcodes,
+                         QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
+        QVERIFY(panel.isImporting());
+        QVERIFY(done.wait(30000));
+        QVERIFY(panel.lastImport().ok());
+        QVERIFY(panel.lastImport().imported > 0);
+        QVERIFY(!panel.lastImport().errors.isEmpty()); // the fixture has bad rows
+        const QString summary = child<QLabel>(&panel, "importSummaryLabel")->text();
+        QVERIFY2(summary.contains(QStringLiteral("line ")), qPrintable(summary));
+        QVERIFY(child<QLabel>(&panel, "dataStatusLabel")->text().contains(u"zip code rows"));
+
+        const AddressApi::Reply r = AddressApi::call(QStringLiteral("zipcode"), {{"text", zip}});
+        QCOMPARE(r.body.value("status").toString(), QStringLiteral("OK"));
+        QCOMPARE(r.body.value("zipcode").toString(), QStringLiteral("311122"));
+
+        // A file that cannot be read is reported, not a crash.
+        panel.importFile(AddressDataStore::Kind::Pois, QStringLiteral("/nonexistent/pois.csv"),
+                         false);
+        QVERIFY(done.wait(30000));
+        QVERIFY(!panel.lastImport().ok());
+        QVERIFY(child<QLabel>(&panel, "importSummaryLabel")->text().startsWith(u"Import failed"));
     }
 };
 
