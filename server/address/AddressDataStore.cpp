@@ -1,5 +1,9 @@
 #include "AddressDataStore.h"
 
+#include "SearchIndex.h"
+
+#include <QThreadPool>
+
 #include "DatabaseService.h"
 #include "Migrations.h"
 #include "Store.h"
@@ -190,6 +194,13 @@ ImportReport importFile(Store &store, Kind kind, const QString &path, bool repla
     return importData(store, kind, file.readAll(), replace);
 }
 
+// search and input-search also find the imported POIs: their index is rebuilt (seconds) on a
+// pool thread while searches go on with the old one.
+static void reindexSearch()
+{
+    QThreadPool::globalInstance()->start([] { SearchIndex::rebuildFromLocalData(); });
+}
+
 ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &path, bool replace)
 {
     try {
@@ -201,7 +212,8 @@ ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &p
         if (report.ok() && report.imported + report.removed > 0) {
             // Loading after the commit: the snapshot holds what the database holds, including
             // rows other instances wrote. A newer install (another import) is not replaced.
-            LocalData::installIf(generation, load(store));
+            if (LocalData::installIf(generation, load(store)))
+                reindexSearch();
         }
         return report;
     } catch (const std::exception &e) {
@@ -268,7 +280,8 @@ void loadAsync(DatabaseService &db)
                          qPrintable(r.error));
                 return;
             }
-            LocalData::installIf(generation, r.value);
+            if (LocalData::installIf(generation, r.value))
+                reindexSearch();
         });
 }
 

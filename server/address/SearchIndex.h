@@ -89,6 +89,10 @@ public:
     // so a swap never pulls an index from under a running search.
     static std::shared_ptr<const SearchIndex> shared();
     static void setShared(std::shared_ptr<const SearchIndex> index);
+    // Rebuilds the shared index over the divisions and the imported points of interest
+    // (LocalData::current()) when they changed since the last rebuild. Seconds of work: call it
+    // on a worker thread after new data is installed; searches go on with the old index.
+    static void rebuildFromLocalData();
 
     qsizetype size() const { return qsizetype(m_entries.size()); }
     const Entry &entry(qsizetype i) const { return m_entries[size_t(i)]; }

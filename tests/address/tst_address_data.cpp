@@ -1,12 +1,15 @@
 // Imported zip codes and POIs in the database (SQLite and PostgreSQL): append, update, replace,
 // reload into a snapshot, and the `switchyard-server address` commands.
 
+#include "AddressApi.h"
 #include "address/AddressDataStore.h"
 #include "Migrations.h"
 #include "Store.h"
 #include "TestSupport.h"
 
+#include <QJsonArray>
 #include <QProcess>
+#include <QThreadPool>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -185,6 +188,16 @@ private slots:
         QVERIFY(r.ok());
         QCOMPARE(LocalData::generation(), before + 1);
         QCOMPARE(LocalData::current()->poiCount(), 4);
+        // search finds an imported POI by name and by alias once its index is rebuilt.
+        auto topName = [](const char *query) {
+            const AddressApi::Reply reply =
+                AddressApi::call(QStringLiteral("search"), {{"text", QString::fromUtf8(query)}});
+            const QJsonObject first = reply.body.value("search_result").toArray().first().toObject();
+            return first.value("kind").toString() + u':' + first.value("name").toString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(topName("西溪科创大厦"), QStringLiteral("poi:西溪科创大厦"),
+                                  60000);
+        QCOMPARE(topName("科创大厦"), QStringLiteral("poi:西溪科创大厦"));
         // A file with only bad rows changes nothing and installs nothing.
         QTemporaryDir dir;
         QFile bad(dir.filePath("bad.csv"));
