@@ -3,6 +3,7 @@
 #include "AddressCommon.h"
 
 #include <QHash>
+#include <QVarLengthArray>
 
 #include <array>
 
@@ -21,7 +22,8 @@
 //       houseNo, 单元 cellNo, 楼/层/F floorNo, 室/房 roomNo, 号 and 弄 by context (a road
 //       waiting for its number, then the building parts in order);
 //     - words up to the first suffix keyword (路 road, 村 community, 开发区 devZone, 大厦 poi...),
-//       a longer keyword overlapping it winning (街道 over 街, 市场 over 市);
+//       a longer keyword overlapping it winning (街道 over 街, 市场 over 市); a road whose stem
+//       is 4+ characters has a name glued before it (临平朝阳东路), split off and read alone;
 //     - standalone words (附近, 对面, 交叉口: assist; 电联: redundant).
 //     While no road, POI or number has been read, division suffixes (省, 市, 区, 县, 镇, 乡,
 //     街道) name levels the gazetteer does not know (renamed or merged since), as long as the
@@ -353,6 +355,19 @@ private:
                            [&](QStringView e) { return t.endsWith(e); });
     }
 
+    // 7街 after a POI and before any road (国际商贸城四区7街): a row of shops in a market,
+    // numbered like a unit.
+    bool isMarketRow(qsizetype p, qsizetype e) const
+    {
+        if (e - p < 2 || m_text[e - 1] != u'街' || m_have[Road] || !m_have[Poi] || m_have[CellNo])
+            return false;
+        for (qsizetype i = p; i < e - 1; ++i) {
+            if (!isDigit(m_text[i]) && !isChineseNumeral(m_text[i]))
+                return false;
+        }
+        return true;
+    }
+
     bool roadWaitsForNumber() const
     {
         return (m_last == Road && !m_have[RoadNo]) || (m_last == SubRoad && !m_have[SubRoadNo]);
@@ -416,6 +431,8 @@ private:
         auto numberKey = [&](Key u) -> Key {
             switch (u) {
             case RoadNo: // 号
+                if (m_last == CellNo && !m_have[RoomNo])
+                    return RoomNo; // a shop in a market row (7街8号)
                 if (m_last == SubRoad && !m_have[SubRoadNo])
                     return SubRoadNo;
                 if (m_have[Road] && !m_have[RoadNo] && !m_have[HouseNo] && !m_have[Poi])
@@ -437,6 +454,8 @@ private:
                     return RoadNo;
                 return HouseNo;
             case Road:
+                if (isMarketRow(p, end))
+                    return CellNo;
                 return m_have[Road] ? SubRoad : Road;
             case Poi:
                 return m_have[Poi] ? SubPoi : Poi;
@@ -468,7 +487,9 @@ private:
         if (atoms.size() == 1) {
             // A bare number.
             Key k;
-            if (roadWaitsForNumber())
+            if (m_last == CellNo && !m_have[RoomNo])
+                k = RoomNo;
+            else if (roadWaitsForNumber())
                 k = m_last == SubRoad ? SubRoadNo : RoadNo;
             else if (!m_have[Road] && !m_have[RoadNo] && !m_have[HouseNo] && !lastIsEstate() &&
                      (m_last == Poi || m_last == Community))
@@ -635,6 +656,112 @@ private:
         return stop;
     }
 
+    // Where a road word [p, e) holds a name glued before the road's own name (临平 + 朝阳东路,
+    // 私营工业城 + 新横六路, 东风村 + 花园路, 大舜 + 纽扣南路), the start of the road's name, or p.
+    // A road's stem (its name before the suffix and any 东西南北, numeral or letter) is nearly
+    // always 2 or 3 characters, so only a stem of 4 or more is split: after the last keyword that
+    // leaves a 2-character stem, else after a division named at the front, else before the
+    // stem's last 2 characters. *front tells which.
+    enum class Front : quint8
+    {
+        None,
+        Keyword,
+        Division,
+        Name
+    };
+    qsizetype roadNameStart(qsizetype p, qsizetype e, Front *front) const
+    {
+        *front = Front::None;
+        qsizetype stemEnd = e;
+        for (qsizetype l = std::min(m_t.maxSuffix, e - p - 1); l >= 1; --l) {
+            const auto it = m_t.suffixes.constFind(m_text.sliced(e - l, l));
+            if (it != m_t.suffixes.cend() && *it == Kind::Road) {
+                stemEnd = e - l;
+                break;
+            }
+        }
+        if (stemEnd == e)
+            return p;
+        const bool group = m_text[e - 1] == u'组';
+        qsizetype digits = 0, numerals = 0;
+        while (stemEnd > p && (isDigit(m_text[stemEnd - 1]) || isLatin(m_text[stemEnd - 1]) ||
+                               isChineseNumeral(m_text[stemEnd - 1]))) {
+            digits += isDigit(m_text[stemEnd - 1]) ? 1 : 0;
+            ++numerals;
+            --stemEnd;
+        }
+        // A numbered village group after its village (邹家2组), a street numbered in digits after
+        // a longer name (黄城里5街; 新兴1路 is a road).
+        if (numerals > 0 && stemEnd > p && (group || (digits > 0 && stemEnd - p >= 3))) {
+            *front = Front::Name;
+            return stemEnd;
+        }
+        // 中 is as often part of the stem (洋中路) as a direction.
+        while (stemEnd > p && (QStringView(u"东西南北").contains(m_text[stemEnd - 1]) ||
+                               isDigit(m_text[stemEnd - 1]) || isLatin(m_text[stemEnd - 1]) ||
+                               isChineseNumeral(m_text[stemEnd - 1])))
+            --stemEnd;
+        if (stemEnd - p < 4)
+            return p;
+        for (qsizetype q = stemEnd - 2; q >= p + 2; --q) {
+            Kind kind;
+            qsizetype len = 0;
+            if (suffixAt(q, p + 1, &kind, &len) && kind != Kind::Road &&
+                kind != Kind::RoadPart && kind != Kind::Country) {
+                *front = Front::Keyword;
+                return q;
+            }
+        }
+        qsizetype q = p;
+        if (m_mentions) {
+            for (const DivisionMatcher::Mention &m : *m_mentions) {
+                if (m.start == p && m.end <= stemEnd - 2)
+                    q = std::max(q, m.end);
+            }
+        }
+        if (q >= p + 2) {
+            *front = Front::Division;
+            return q;
+        }
+        *front = Front::Name;
+        return stemEnd - 2;
+    }
+
+    // Reads the name glued before a road (see roadNameStart); returns where the road starts.
+    qsizetype readRoadFront(qsizetype p, qsizetype e)
+    {
+        Front front;
+        const qsizetype q = roadNameStart(p, e, &front);
+        switch (front) {
+        case Front::None:
+            return p;
+        case Front::Keyword:
+            readGap(p, q, 5);
+            return q;
+        case Front::Division: {
+            // An old town name written without 镇/街道 (临平, 沈家门), or an upper level again.
+            bool town = false;
+            for (const DivisionMatcher::Mention &m : *m_mentions) {
+                if (m.start == p && m.end == q)
+                    town = town || m.division->level == Gazetteer::Level::Town ||
+                           (m.division->level == Gazetteer::Level::District && m_have[District]);
+            }
+            if (town && !m_have[Town] && !m_pastDivisions)
+                addDivision(Town, p, q);
+            else
+                add(Redundant, p, q);
+            return q;
+        }
+        case Front::Name:
+            if (m_have[Town] && !m_have[Community] && !m_have[Poi] && !m_pastDivisions)
+                add(Community, p, q);
+            else
+                add(m_have[Poi] ? SubPoi : Poi, p, q);
+            return q;
+        }
+        return p;
+    }
+
     bool unitIsNotBuilding(qsizetype q, qsizetype to) const
     {
         qsizetype len = 0;
@@ -722,17 +849,19 @@ private:
             }
             add(m_have[Poi] ? SubPoi : Poi, p, e);
             return true;
-        case Kind::Road:
-            if (!m_have[Road]) {
-                add(Road, p, e);
-                return true;
-            }
-            if (!m_have[SubRoad] && (m_last == Road || m_last == Assist || m_last == RoadNo)) {
-                add(SubRoad, p, e);
-                return true;
-            }
-            add(m_have[Poi] ? SubPoi : Poi, p, e);
+        case Kind::Road: {
+            Key key = m_have[Poi] ? SubPoi : Poi;
+            if (!m_have[Road])
+                key = Road;
+            else if (!m_have[SubRoad] && (m_last == Road || m_last == Assist || m_last == RoadNo))
+                key = SubRoad;
+            if (key == Road || key == SubRoad)
+                p = readRoadFront(p, e);
+            if (key == Road && isMarketRow(p, e))
+                key = CellNo;
+            add(key, p, e);
             return true;
+        }
         case Kind::RoadPart:
             if (m_last == Road) {
                 add(SubRoad, p, e);
@@ -755,6 +884,7 @@ private:
     bool m_pastDivisions = false;
     bool m_lastNoise = false;
     bool m_frontOfDivisions = false; // reading the text before the first division
+    const QList<DivisionMatcher::Mention> *m_mentions = nullptr; // every mention in m_text
 
     friend class ::StructureParser;
 };
@@ -800,9 +930,8 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text) const
 QList<StructureParser::Segment> StructureParser::parse(QStringView text,
                                                        DivisionMatcher::Result *divisions) const
 {
-    // The divisions open an address; resolving far beyond that only costs time (the matcher's
-    // search grows with the number of mentions per level, steeply on repetitive text).
-    constexpr qsizetype kResolveWindow = 96;
+    // The whole text is resolved, not a window at its start: the matcher caps its mentions per
+    // level, so repetitive text stays cheap, and an address may follow a long note.
     // Level suffixes a short form may be followed by (上望 + 镇 when only 上望街道 is known).
     static const QList<QStringView> levelSuffixes[] = {
         {u"自治区", u"省"}, {u"地区", u"市", u"州", u"盟"}, {u"自治县", u"区", u"县", u"市", u"旗"},
@@ -872,7 +1001,7 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     DivisionMatcher::Result r;
     const DivisionMatcher::Mention *chain[] = {&r.province, &r.city, &r.district, &r.town};
     for (int round = 0; round < 3; ++round) {
-        r = m_matcher.resolve(view.left(kResolveWindow));
+        r = m_matcher.resolve(view);
         bool changed = false;
         for (int i = 0; i < 4; ++i) {
             const DivisionMatcher::Mention &m = *chain[i];
@@ -930,12 +1059,17 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     }
     const QList<DivisionMatcher::Mention> all =
         masked.isEmpty() ? textMentions : m_matcher.mentions(view);
+    // The ends of the mentions starting at each position: the scans below ask for them per
+    // position, which over every mention would be quadratic on repetitive text.
+    std::vector<QVarLengthArray<qsizetype, 2>> mentionEnds(size_t(text.size()) + 1);
+    for (const DivisionMatcher::Mention &o : all)
+        mentionEnds[size_t(o.start)].append(o.end);
     // The end of the longest mention starting at `at` and ending by `limit`, or `at`.
     const auto longestAt = [&](qsizetype at, qsizetype limit) {
         qsizetype end = at;
-        for (const DivisionMatcher::Mention &o : all) {
-            if (o.start == at && o.end <= limit)
-                end = std::max(end, o.end);
+        for (const qsizetype e : mentionEnds[size_t(at)]) {
+            if (e <= limit)
+                end = std::max(end, e);
         }
         return end;
     };
@@ -996,6 +1130,7 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     const bool haveAll = !divs.isEmpty();
 
     Parse p(text, tables());
+    p.m_mentions = &textMentions;
     qsizetype pos = 0;
     if (!divs.isEmpty() && haveAll) {
         // Division names before the chain are a pasted prefix: redundant.
@@ -1020,13 +1155,7 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
                 if (!noise)
                     continue;
             }
-            // Longest mention at this start.
-            qsizetype end = o.end;
-            for (const DivisionMatcher::Mention &o2 : all) {
-                if (o2.start == o.start && o2.end <= firstDiv)
-                    end = std::max(end, o2.end);
-            }
-            cursor = end;
+            cursor = longestAt(o.start, firstDiv);
         }
         for (qsizetype i = cursor; i < firstDiv; ++i)
             onlyDivisions = onlyDivisions && isNoise(view, i);
@@ -1036,11 +1165,7 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
             for (const DivisionMatcher::Mention &o : all) {
                 if (o.start < s || o.end > cursor)
                     continue;
-                qsizetype end = o.end;
-                for (const DivisionMatcher::Mention &o2 : all) {
-                    if (o2.start == o.start && o2.end <= cursor)
-                        end = std::max(end, o2.end);
-                }
+                const qsizetype end = longestAt(o.start, cursor);
                 if (o.start > s)
                     p.add(Redundant, s, o.start);
                 p.add(Redundant, o.start, end);

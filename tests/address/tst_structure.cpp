@@ -38,6 +38,7 @@ private slots:
     void nothingAddressLike_data();
     void nothingAddressLike();
     void hugeAndRepetitiveInput();
+    void addressAfterALongNote();
     void format();
     void endpointShape();
     void endpointNonBmpOffsets();
@@ -134,6 +135,31 @@ void TestStructure::parse_data()
         << u"city=杭州市 | district=西湖区 | road=学院路 | roadNo=77号 | poi=浙江大学"_s;
     QTest::newRow("no divisions")
         << u"解放路88号银泰百货3楼"_s << u"road=解放路 | roadNo=88号 | poi=银泰百货 | floorNo=3楼"_s;
+    // A name glued before a road without a suffix of its own: a road's stem is 2-3 characters.
+    QTest::newRow("old town name before a road")
+        << u"浙江省舟山市普陀区沈家门海滨路6号"_s
+        << u"prov=浙江省 | city=舟山市 | district=普陀区 | town=沈家门 | road=海滨路 | "
+           "roadNo=6号"_s;
+    QTest::newRow("village name before a road")
+        << u"浙江省嘉兴市嘉善县西塘镇荷池桂花西路15号"_s
+        << u"prov=浙江省 | city=嘉兴市 | district=嘉善县 | town=西塘镇 | community=荷池 | "
+           "road=桂花西路 | roadNo=15号"_s;
+    QTest::newRow("estate name before a road")
+        << u"宁波市北仑区科创工业城新碶六路8号"_s
+        << u"city=宁波市 | district=北仑区 | poi=科创工业城 | road=新碶六路 | roadNo=8号"_s;
+    QTest::newRow("numbered village group")
+        << u"湖南省岳阳市平江县三市镇白石村刘家5组"_s
+        << u"prov=湖南省 | city=岳阳市 | district=平江县 | town=三市镇 | community=白石村 | "
+           "poi=刘家 | road=5组"_s;
+    // Three-character stems and stems with a direction stay whole.
+    QTest::newRow("three-character stem")
+        << u"杭州市西湖区天目山西路18号"_s
+        << u"city=杭州市 | district=西湖区 | road=天目山西路 | roadNo=18号"_s;
+    QTest::newRow("stem with 中")
+        << u"温州市鹿城区洋中路3号"_s << u"city=温州市 | district=鹿城区 | road=洋中路 | roadNo=3号"_s;
+    QTest::newRow("market row")
+        << u"义乌国际商贸城二区12街3号"_s
+        << u"district=义乌 | poi=国际商贸城二区 | cellNo=12街 | roomNo=3号"_s;
     QTest::newRow("full-width digits")
         << u"杭州市上城区延安路１２３号"_s
         << u"city=杭州市 | district=上城区 | road=延安路 | roadNo=１２３号"_s;
@@ -208,9 +234,32 @@ void TestStructure::hugeAndRepetitiveInput()
         last = s.end;
     }
     QVERIFY(last <= text.size());
+    // Repetitive division names at the endpoint's limit: one chain, the rest redundant or names.
+    for (const QString &unit : {u"北京朝阳长春朝阳"_s, u"江东区宁波鄞州"_s, u"杭州余杭临平"_s}) {
+        QString repeated;
+        while (repeated.size() < AddressApi::kMaxText)
+            repeated += unit;
+        repeated.truncate(AddressApi::kMaxText);
+        DivisionMatcher::Result divisions;
+        const QList<StructureParser::Segment> parsed = parser().parse(repeated, &divisions);
+        QVERIFY2(!parsed.isEmpty(), qPrintable(unit));
+        QVERIFY(!divisions.isEmpty());
+        QCOMPARE(parsed.last().end, repeated.size());
+    }
     // A long run with no keyword at all is one name, not thousands of segments.
     const QString letters(3000, u'啊');
     QVERIFY(parser().parse(letters).size() <= 1);
+}
+
+void TestStructure::addressAfterALongNote()
+{
+    // The divisions are resolved wherever the address starts, not only near the text's start.
+    const QString note = u"备注：周末请提前打电话，"_s.repeated(10);
+    const QList<StructureParser::Segment> segments =
+        parser().parse(note + u"浙江杭州西湖文三路90号"_s);
+    QVERIFY2(describe(segments).endsWith(u"prov=浙江 | city=杭州 | district=西湖 | road=文三路 | "
+                                         "roadNo=90号"_s),
+             qPrintable(describe(segments)));
 }
 
 void TestStructure::format()
