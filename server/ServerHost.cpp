@@ -41,6 +41,7 @@ bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error
                 connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,
                         Qt::DirectConnection);
                 ok = m_server->listen(address, port, &err);
+                AddressDataStore::watch(m_db, m_server, m_settings.addressReloadMs);
             } catch (const std::exception &e) {
                 err = QString::fromUtf8(e.what());
             }

@@ -86,6 +86,13 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                                      "of credits, e.g. \"0.0001\"");
         s.addressPricePerRequest = *units;
     }
+    if (address.contains("reload_seconds")) {
+        const int seconds = address.value("reload_seconds").toInt(-1);
+        if (!address.value("reload_seconds").isDouble() || seconds < 0 || seconds > 86'400)
+            throw std::runtime_error("config: address.reload_seconds must be 0 (only at start) to "
+                                     "86400");
+        s.addressReloadMs = seconds * 1000;
+    }
     if (address.contains("upstream")) {
         if (!address.value("upstream").isObject())
             throw std::runtime_error("config: address.upstream must be an object");

@@ -36,6 +36,9 @@ struct ServerSettings
     // Credits charged for each successful /v1/address/* request (address.price_per_request).
     qint64 addressPricePerRequest = 100'000; // 0.0001 credits
     AddressUpstreamConfig addressUpstream;   // address.upstream; disabled by default
+    // How often a server looks for zip codes and POIs imported by another process
+    // (address.reload_seconds; 0 = only at start).
+    int addressReloadMs = 30'000;
     // Credits a text-generation request must find available before its upstream call.
     qint64 llmMinimumReservation = 1'000'000; // 0.001 credits
     bool sqliteFullSync = false;              // server.sqlite_synchronous: "full" (else "normal")

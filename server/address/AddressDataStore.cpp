@@ -2,7 +2,11 @@
 
 #include "SearchIndex.h"
 
+#include <QMutex>
 #include <QThreadPool>
+#include <QTimer>
+
+#include <atomic>
 
 #include "DatabaseService.h"
 #include "Migrations.h"
@@ -194,6 +198,23 @@ ImportReport importFile(Store &store, Kind kind, const QString &path, bool repla
     return importData(store, kind, file.readAll(), replace);
 }
 
+// The version of the data this process last installed from the database.
+QMutex g_versionMutex;
+DataVersion g_loadedVersion;
+std::atomic_bool g_loading = false;
+
+void setLoadedVersion(const DataVersion &v)
+{
+    QMutexLocker lock(&g_versionMutex);
+    g_loadedVersion = v;
+}
+
+DataVersion loadedVersion()
+{
+    QMutexLocker lock(&g_versionMutex);
+    return g_loadedVersion;
+}
+
 // search and input-search also find the imported POIs: their index is rebuilt (seconds) on a
 // pool thread while searches go on with the old one.
 static void reindexSearch()
@@ -212,8 +233,11 @@ ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &p
         if (report.ok() && report.imported + report.removed > 0) {
             // Loading after the commit: the snapshot holds what the database holds, including
             // rows other instances wrote. A newer install (another import) is not replaced.
-            if (LocalData::installIf(generation, load(store)))
+            const DataVersion version = dataVersion(store);
+            if (LocalData::installIf(generation, load(store))) {
+                setLoadedVersion(version);
                 reindexSearch();
+            }
         }
         return report;
     } catch (const std::exception &e) {
@@ -269,20 +293,64 @@ Counts counts(Store &store)
     return c;
 }
 
+DataVersion dataVersion(Store &store)
+{
+    QSqlQuery q(store.database());
+    prepare(q, QStringLiteral(
+                   "SELECT (SELECT COUNT(*) FROM address_zipcodes), "
+                   "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_zipcodes), "
+                   "(SELECT COUNT(*) FROM address_pois), "
+                   "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_pois)"));
+    exec(q, QStringLiteral("read the address data version"));
+    DataVersion v;
+    if (q.next())
+        v = {q.value(0).toLongLong(), q.value(1).toLongLong(), q.value(2).toLongLong(),
+             q.value(3).toLongLong()};
+    return v;
+}
+
 void loadAsync(DatabaseService &db)
 {
+    if (g_loading.exchange(true))
+        return; // a load is under way; it reads the newest rows anyway
     const quint64 generation = LocalData::generation();
-    db.read<std::shared_ptr<const LocalData>>(
-        nullptr, [](Store &store) { return load(store); },
-        [generation](const DbResult<std::shared_ptr<const LocalData>> &r) {
+    using Loaded = std::pair<DataVersion, std::shared_ptr<const LocalData>>;
+    db.read<Loaded>(
+        nullptr,
+        [](Store &store) {
+            // The version first: rows imported between the two reads make the next check
+            // reload once more, never miss.
+            const DataVersion version = dataVersion(store);
+            return Loaded{version, load(store)};
+        },
+        [generation](const DbResult<Loaded> &r) {
+            g_loading = false;
             if (!r.ok()) {
                 qWarning("address data: cannot load the imported zip codes and POIs: %s",
                          qPrintable(r.error));
                 return;
             }
-            if (LocalData::installIf(generation, r.value))
+            if (LocalData::installIf(generation, r.value.second)) {
+                setLoadedVersion(r.value.first);
                 reindexSearch();
+            }
         });
+}
+
+void watch(DatabaseService &db, QObject *context, int intervalMs)
+{
+    if (intervalMs <= 0)
+        return;
+    auto *timer = new QTimer(context);
+    QObject::connect(timer, &QTimer::timeout, context, [&db, context] {
+        db.read<DataVersion>(
+            context, [](Store &store) { return dataVersion(store); },
+            [&db](const DbResult<DataVersion> &r) {
+                if (r.ok() && !(r.value == loadedVersion()))
+                    loadAsync(db);
+            });
+    });
+    timer->start(intervalMs);
 }
 
 } // namespace AddressDataStore

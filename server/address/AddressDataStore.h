@@ -10,6 +10,7 @@
 #include <QString>
 
 class DatabaseService;
+class QObject;
 class Store;
 
 // The imported address data in the database (tables address_zipcodes and address_pois), so that
@@ -67,8 +68,25 @@ struct Counts
 };
 Counts counts(Store &store);
 
+// What the stored data looks like, cheaply: rows and the newest import time of each table. Every
+// import changes it (an insert or update stamps imported_ms; --replace deletes and re-stamps).
+struct DataVersion
+{
+    qint64 zipcodes = 0;
+    qint64 zipcodesMs = 0;
+    qint64 pois = 0;
+    qint64 poisMs = 0;
+    bool operator==(const DataVersion &) const = default;
+};
+DataVersion dataVersion(Store &store);
+
 // At server start: loads on one of the service's reader threads and installs the snapshot
 // there (unless an import installed newer data meanwhile); the caller does not wait.
 void loadAsync(DatabaseService &db);
+
+// Every intervalMs (0: never), compares the stored data's version with the loaded one on a
+// reader thread and reloads when another process (the CLI, another instance sharing the
+// database) imported. Runs on context's thread; stops when context is destroyed.
+void watch(DatabaseService &db, QObject *context, int intervalMs);
 
 } // namespace AddressDataStore

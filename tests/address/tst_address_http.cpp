@@ -268,6 +268,32 @@ private slots:
         const QByteArray key = f.createKey();
         QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body, key).status, 402);
     }
+
+    // Another process (the CLI, another instance) imports into the shared database: a running
+    // server notices within address.reload_seconds and answers from the new rows.
+    void dataImportedElsewhereIsReloaded_data() { addBackendRows(); }
+    void dataImportedElsewhereIsReloaded()
+    {
+        ServerSettings settings = ServerSettings::defaults();
+        settings.addressReloadMs = 200;
+        SY_START_SERVER(f, settings);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QByteArray body = "{\"text\":\"广东省深圳市南山区科技南十二路2号\"}";
+        auto zipcode = [&] {
+            return f.client().postJson("/v1/address/zipcode", body, key).json();
+        };
+        QVERIFY(zipcode().value("zipcode").toString() != QStringLiteral("518057"));
+        // Written on the test's own connection: this process's snapshot is not touched.
+        const ImportReport r = AddressDataStore::importData(
+            f.store(), AddressDataStore::Kind::Zipcodes,
+            QByteArray("zipcode,province,city,district,town,road\n518057,广东省,深圳市,南山区,,\n"),
+            false);
+        QCOMPARE(r.imported, 1);
+        QTRY_COMPARE_WITH_TIMEOUT(zipcode().value("zipcode").toString(), QStringLiteral("518057"),
+                                  15000);
+        QCOMPARE(zipcode().value("status").toString(), QStringLiteral("OK"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAddressHttp)
