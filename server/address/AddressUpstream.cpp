@@ -112,9 +112,17 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
             const QJsonDocument doc = QJsonDocument::fromJson(*body, &parse);
             if (!doc.isObject())
                 problem = QStringLiteral("its answer is not a JSON object");
+            else if (doc.object().contains("error"))
+                problem = QStringLiteral("it answered an error");
+            else if (!doc.object().value("status").isString())
+                problem = QStringLiteral("its answer has no status");
             else
                 answer = doc.object();
         }
+        // An upstream that knows no more than we do: the local answer says what to import.
+        const QString upstreamStatus = answer.value("status").toString();
+        if (problem.isEmpty() && (upstreamStatus == u"NO_DATA" || upstreamStatus == u"NOT_FOUND"))
+            problem = QStringLiteral("it had no answer either (%1)").arg(upstreamStatus);
         if (ctx->clientGone())
             return;
         if (problem.isEmpty()) {

@@ -14,9 +14,11 @@ class UpstreamClient;
 // The optional upstream address provider (config `address.upstream`): a service speaking the
 // same POST /v1/address/{name} API that answers what local data cannot. When the local engine's
 // answer has status NOT_FOUND or NO_DATA and the endpoint is in `endpoints`, the request body
-// goes upstream unchanged with the provider's key; its 200 JSON answer is returned (header
-// `x-address-source: upstream`) and billed like a local one. Any upstream failure returns the
-// local answer with a `message` saying what failed, so the client still gets a clear answer.
+// goes upstream unchanged with the provider's key; its 200 JSON answer with a `status` of its own
+// (neither NO_DATA nor NOT_FOUND, no `error`) is returned (header `x-address-source: upstream`)
+// and billed like a local one. Anything else returns the local answer, billed as the local
+// answer is, with a `message` saying what the upstream did, so the client still gets a clear
+// answer and pays nothing for an upstream that knew no more.
 class AddressUpstream : public QObject
 {
     Q_OBJECT

@@ -33,7 +33,7 @@ struct Provider
 std::function<void(Pipeline &)> providerRoutes(Provider *p)
 {
     return [p](Pipeline &pipeline) {
-        for (const char *endpoint : {"division-code", "geocode"}) {
+        for (const char *endpoint : {"division-code", "geocode", "zipcode"}) {
             RouteSpec spec;
             spec.method = "POST";
             spec.pattern = QStringLiteral("/upstream/v1/address/") + QLatin1String(endpoint);
@@ -123,7 +123,14 @@ private slots:
         QTest::newRow("401") << 401 << QByteArray("{\"error\":\"bad key\"}") << false << "HTTP 401";
         QTest::newRow("not json") << 200 << QByteArray("<html>") << false << "not a JSON object";
         QTest::newRow("array") << 200 << QByteArray("[1,2]") << false << "not a JSON object";
-        QTest::newRow("timeout") << 200 << QByteArray() << true << "";
+        QTest::newRow("timeout") << 200 << QByteArray() << true << "Timeout";
+        QTest::newRow("error object")
+            << 200 << QByteArray("{\"error\":{\"message\":\"quota exceeded\"}}") << false
+            << "answered an error";
+        QTest::newRow("no status") << 200 << QByteArray("{\"division_info\":{}}") << false
+                                   << "has no status";
+        QTest::newRow("no data either") << 200 << QByteArray("{\"status\":\"NO_DATA\"}") << false
+                                        << "no answer either";
     }
     void upstreamFailureKeepsLocalAnswer()
     {
@@ -153,6 +160,29 @@ private slots:
         QVERIFY2(message.contains(why), qPrintable(message));
         QVERIFY(!message.contains(QStringLiteral("upstream-secret")));
         QCOMPARE(p.calls(), 1);
+        // Billed as the local answer is: division-code's NOT_FOUND is a billed answer.
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()),
+                 Money::kUnitsPerCredit - ServerSettings::defaults().addressPricePerRequest);
+    }
+
+    // zipcode's NOT_FOUND and NO_DATA are free locally; an upstream that knows no more does not
+    // make them billed.
+    void unbillableStaysUnbilled()
+    {
+        Provider p;
+        p.answer = "{\"zipcode\":\"\",\"status\":\"NO_DATA\"}";
+        ServerFixture provider(QStringLiteral("sqlite"), ServerSettings::defaults(),
+                               providerRoutes(&p));
+        ServerFixture f(QStringLiteral("sqlite"), withUpstream(baseOf(provider)));
+        QVERIFY(provider.ready() && f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const HttpReply r = f.client().postJson("/v1/address/zipcode", kNowhere, key);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("status").toString(), QStringLiteral("NOT_FOUND"));
+        QVERIFY(r.json().value("message").toString().contains(QStringLiteral("no answer either")));
+        QCOMPARE(p.calls(), 1);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), Money::kUnitsPerCredit);
     }
 
     void unreachableUpstream()
