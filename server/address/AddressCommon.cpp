@@ -1,5 +1,7 @@
 #include "AddressCommon.h"
 
+#include <algorithm>
+
 namespace AddressCommon {
 
 Reply fail(const QString &param, const QString &message)
@@ -26,14 +28,20 @@ std::optional<QString> requestText(const QJsonObject &body, Reply *error)
         return std::nullopt;
     }
     const QString t = text.toString();
-    if (t.trimmed().isEmpty()) {
+    // Blank includes text of only invisible format characters (zero-width space, BOM...).
+    const bool blank = std::all_of(t.cbegin(), t.cend(), [](QChar c) {
+        return c.isSpace() || c.category() == QChar::Other_Format;
+    });
+    if (blank) {
         *error = fail(QStringLiteral("text"), QStringLiteral("text: must not be empty"));
         return std::nullopt;
     }
-    if (t.size() > AddressApi::kMaxText) {
+    // The bound is in characters, as the offsets are: a surrogate pair counts once.
+    const qsizetype length = charOffset(t, t.size());
+    if (length > AddressApi::kMaxText) {
         *error = fail(QStringLiteral("text"), QStringLiteral("text: at most %1 characters, got %2")
                                                   .arg(AddressApi::kMaxText)
-                                                  .arg(t.size()));
+                                                  .arg(length));
         return std::nullopt;
     }
     return t;

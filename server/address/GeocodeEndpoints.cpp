@@ -107,7 +107,11 @@ Reply geocode(const QJsonObject &request)
     const Located l = locate(*text, false);
     if (l.point.isEmpty()) {
         return ok(QJsonObject{
-            {"offline_geocode", QJsonObject{{"wgs84", ""}, {"gcj02", ""}, {"level", ""}}},
+            {"offline_geocode", QJsonObject{{"wgs84", ""},
+                                            {"gcj02", ""},
+                                            {"level", ""},
+                                            {"matched", ""},
+                                            {"divcode", ""}}},
             {"status", "NOT_FOUND"},
             {"message", "The text names no division with a known location and no imported "
                         "point of interest."}});
