@@ -5,12 +5,25 @@
 #include "Pipeline.h"
 #include "ServerSettings.h"
 
+#include <QMetaObject>
+#include <QPointer>
+#include <QThread>
+#include <QThreadPool>
+
 void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
 {
     const qint64 price = settings.addressPricePerRequest;
     AddressUpstream *upstream = settings.addressUpstream.enabled()
                                     ? new AddressUpstream(settings.addressUpstream, &pipeline)
                                     : nullptr;
+    // The engine's calls take from microseconds to tens of milliseconds (a 2,000-character
+    // standardize): they run on this pool, never on the server thread, so one heavy request
+    // cannot hold up every other connection. Its own pool: index rebuilds on the global one
+    // take seconds.
+    auto *pool = new QThreadPool(&pipeline);
+    pool->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
+    QPointer<QObject> home(&pipeline); // lives on the server thread
+
     for (const QString &endpoint : AddressApi::endpoints()) {
         RouteSpec spec;
         spec.method = "POST";
@@ -19,22 +32,30 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
         spec.auth = AuthMode::ApiKey;
         spec.bucket = QStringLiteral("address");
         spec.reservation = price;
-        spec.handler = [endpoint, price, upstream](const ContextPtr &ctx) {
+        spec.handler = [endpoint, price, upstream, pool, home](const ContextPtr &ctx) {
             const auto body = ctx->jsonBody();
             if (!body)
                 return;
-            const AddressApi::Reply r = AddressApi::call(endpoint, *body);
-            if (!r.ok()) {
-                ctx->respondError(r.status, r.error, {}, r.param);
-                return;
-            }
-            if (upstream && upstream->wants(endpoint, r)) {
-                upstream->forward(ctx, endpoint, r, price);
-                return;
-            }
-            if (r.billable)
-                ctx->usage().cost = price;
-            ctx->respondJson(200, r.body);
+            pool->start([ctx, request = *body, endpoint, price, upstream, home] {
+                const AddressApi::Reply r = AddressApi::call(endpoint, request);
+                // Back to the server thread to answer; the context is only touched there.
+                QMetaObject::invokeMethod(
+                    home.data(),
+                    [ctx, r, endpoint, price, upstream] {
+                        if (!r.ok()) {
+                            ctx->respondError(r.status, r.error, {}, r.param);
+                            return;
+                        }
+                        if (upstream && upstream->wants(endpoint, r)) {
+                            upstream->forward(ctx, endpoint, r, price);
+                            return;
+                        }
+                        if (r.billable)
+                            ctx->usage().cost = price;
+                        ctx->respondJson(200, r.body);
+                    },
+                    Qt::QueuedConnection);
+            });
         };
         pipeline.addRoute(spec);
     }
