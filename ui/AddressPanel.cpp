@@ -24,6 +24,7 @@
 #include <QTextCursor>
 #include <QTextEdit>
 #include <QThreadPool>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <optional>
@@ -293,6 +294,13 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     m_importButton->setToolTip(tr("CSV formats: see the README (Address services)."));
     connect(m_importButton, &QPushButton::clicked, this, &AddressPanel::chooseImportFile);
     showDataStatus();
+    // The data also changes without this panel: the load at start, another process's import.
+    auto *poll = new QTimer(this);
+    connect(poll, &QTimer::timeout, this, [this] {
+        if (LocalData::generation() != m_shownGeneration)
+            showDataStatus();
+    });
+    poll->start(1000);
 
     auto *layout = new QVBoxLayout(this);
     auto *intro = new QLabel(tr("Calls the address engine directly, as the server does. Nothing "
@@ -553,6 +561,7 @@ void AddressPanel::setImportDatabase(const DatabaseConfig &config)
 
 void AddressPanel::showDataStatus()
 {
+    m_shownGeneration = LocalData::generation();
     const auto data = LocalData::current();
     const qsizetype zips = data ? data->zipCount() : 0;
     const qsizetype pois = data ? data->poiCount() : 0;

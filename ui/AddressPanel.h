@@ -123,6 +123,7 @@ private:
     QLabel *m_importSummary;
     std::optional<DatabaseConfig> m_importDb;
     bool m_importing = false;
+    quint64 m_shownGeneration = 0; // LocalData::generation() the data label shows
     ImportReport m_lastImport;
 
     bool m_running = false;

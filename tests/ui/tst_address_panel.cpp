@@ -309,6 +309,12 @@ private slots:
         QCOMPARE(r.body.value("status").toString(), QStringLiteral("OK"));
         QCOMPARE(r.body.value("zipcode").toString(), QStringLiteral("311122"));
 
+        // Data installed behind the panel's back (the start-up load, another process's import)
+        // shows within a second.
+        LocalData::install(nullptr);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            child<QLabel>(&panel, "dataStatusLabel")->text().startsWith(u"no zip codes"), 5000);
+
         // A file that cannot be read is reported, not a crash.
         panel.importFile(AddressDataStore::Kind::Pois, QStringLiteral("/nonexistent/pois.csv"),
                          false);
