@@ -6,6 +6,8 @@
 #include <QVarLengthArray>
 
 #include <array>
+#include <span>
+#include <vector>
 
 // How a parse works:
 //  1. Divisions: DivisionMatcher::resolve gives the chain (prov > city > district > town) and
@@ -184,7 +186,15 @@ bool isLatin(QChar c)
 
 bool isChineseNumeral(QChar c)
 {
-    return QStringView(u"零〇一二三四五六七八九十百千两").contains(c);
+    // A switch, not a search in a string: asked for at every position of every request.
+    switch (c.unicode()) {
+    case u'零': case u'〇': case u'一': case u'二': case u'三': case u'四': case u'五':
+    case u'六': case u'七': case u'八': case u'九': case u'十': case u'百': case u'千':
+    case u'两':
+        return true;
+    default:
+        return false;
+    }
 }
 
 bool isDash(QChar c)
@@ -204,10 +214,66 @@ bool isNoise(QStringView text, qsizetype i)
     return !c.isLetterOrNumber();
 }
 
+// The mentions starting at each position of a text, over DivisionMatcher::mentions() (ordered
+// by start): asking every mention, per position or per mention, is quadratic on repetitive text.
+class MentionIndex
+{
+public:
+    MentionIndex(const QList<DivisionMatcher::Mention> &mentions, qsizetype textSize)
+        : m_mentions(mentions), m_first(size_t(textSize) + 2)
+    {
+        qsizetype k = 0;
+        for (qsizetype p = 0; p <= textSize + 1; ++p) {
+            while (k < mentions.size() && mentions[k].start < p)
+                ++k;
+            m_first[size_t(p)] = k;
+        }
+        Q_ASSERT(k == mentions.size());
+    }
+
+    // The mentions starting at p, in the list's order.
+    std::span<const DivisionMatcher::Mention> at(qsizetype p) const
+    {
+        if (p < 0 || size_t(p) + 1 >= m_first.size())
+            return {};
+        const qsizetype first = m_first[size_t(p)];
+        return {m_mentions.constData() + first, size_t(m_first[size_t(p) + 1] - first)};
+    }
+
+private:
+    const QList<DivisionMatcher::Mention> &m_mentions;
+    std::vector<qsizetype> m_first; // the index of the first mention starting at p or later
+};
+
 class Parse
 {
 public:
-    Parse(QStringView text, const Tables &t) : m_text(text), m_t(t) {}
+    Parse(QStringView text, const Tables &t) : m_text(text), m_t(t)
+    {
+        // Number runs are asked for at every position (each Latin letter may open a building
+        // number, A座): precomputed right to left so each question is answered at once, not by
+        // a scan to the run's end, which is quadratic on a long run of letters.
+        const size_t n = size_t(text.size());
+        m_runEnd[0].resize(n + 1);
+        m_runEnd[1].resize(n + 1);
+        m_numeralsBefore.resize(n + 1);
+        m_runEnd[0][n] = m_runEnd[1][n] = qsizetype(n);
+        for (qsizetype i = qsizetype(n) - 1; i >= 0; --i) {
+            const QChar c = text[i];
+            const bool plain = isDigit(c) || isLatin(c);
+            m_runEnd[0][size_t(i)] = plain ? m_runEnd[0][size_t(i) + 1] : i;
+            m_runEnd[1][size_t(i)] =
+                plain || isChineseNumeral(c) ? m_runEnd[1][size_t(i) + 1] : i;
+        }
+        m_numeralsBefore[0] = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const QChar c = text[qsizetype(i)];
+            m_numeralsBefore[i + 1] = m_numeralsBefore[i] + (isDigit(c) || isChineseNumeral(c));
+        }
+    }
+
+    // The mentions of divisions in the text.
+    void setMentions(const MentionIndex *mentions) { m_mentions = mentions; }
 
     QList<StructureParser::Segment> segments;
 
@@ -322,11 +388,37 @@ private:
     // The end of the run of digits, letters and Chinese numerals at p.
     qsizetype atomEnd(qsizetype p, qsizetype to, bool allowChinese) const
     {
-        qsizetype e = p;
-        while (e < to && (isDigit(m_text[e]) || isLatin(m_text[e]) ||
-                          (allowChinese && isChineseNumeral(m_text[e]))))
-            ++e;
-        return e;
+        return std::min(m_runEnd[allowChinese ? 1 : 0][size_t(p)], std::max(p, to));
+    }
+
+    // Surrogate pairs are one character: positions step over them, lengths count them once,
+    // and no segment boundary falls between their halves.
+    qsizetype charsBack(qsizetype i, qsizetype count, qsizetype floor) const
+    {
+        for (; count > 0 && i > floor; --count) {
+            --i;
+            if (i > floor && m_text[i].isLowSurrogate() && m_text[i - 1].isHighSurrogate())
+                --i;
+        }
+        return i;
+    }
+    qsizetype charsForward(qsizetype i, qsizetype count, qsizetype ceiling) const
+    {
+        for (; count > 0 && i < ceiling; --count) {
+            ++i;
+            if (i < ceiling && m_text[i].isLowSurrogate() && m_text[i - 1].isHighSurrogate())
+                ++i;
+        }
+        return i;
+    }
+    // The number of characters in [from, to), counted up to `cap` (the rules compare lengths
+    // with small numbers; counting a long word to its end per keyword would be quadratic).
+    qsizetype charCount(qsizetype from, qsizetype to, qsizetype cap) const
+    {
+        qsizetype count = 0;
+        for (qsizetype i = from; i < to && count < cap; i = charsForward(i, 1, to))
+            ++count;
+        return count;
     }
 
     // The unit (Key) after a number at p, its length in *len; KeyCount when none.
@@ -399,9 +491,7 @@ private:
         qsizetype unitLen = 0;
         Key unit = unitAt(e, to, &unitLen);
         // A Latin word (KTV, A座 aside) is not a number.
-        bool hasDigit = false;
-        for (qsizetype i = p; i < e; ++i)
-            hasDigit = hasDigit || isDigit(m_text[i]) || isChineseNumeral(m_text[i]);
+        const bool hasDigit = m_numeralsBefore[size_t(e)] > m_numeralsBefore[size_t(p)];
         // A letter or two with a building unit (C座, AB栋) is numbered like a digit.
         if (!hasDigit && !(e - p <= 2 && atoms.size() == 1 && unit != KeyCount &&
                            unit != RoadNo && unit != Road && unit != Poi && unit != SubRoad &&
@@ -549,7 +639,8 @@ private:
     // Whether a word suffix keyword ends within two characters after position p.
     bool hasWordSuffixAhead(qsizetype p, qsizetype to) const
     {
-        for (qsizetype e = p + 1; e <= std::min(to, p + 2); ++e) {
+        const qsizetype last = charsForward(p, 2, to);
+        for (qsizetype e = p + 1; e <= last; ++e) {
             for (qsizetype len = 1; len <= e - p; ++len) {
                 if (m_t.suffixes.contains(m_text.sliced(e - len, len)))
                     return true;
@@ -604,7 +695,7 @@ private:
             // 横街 + 镇: a town named after a street.
             if (!m_pastDivisions && m_level < 4 && nextLevel > 4 && e < to && kind != Kind::Town) {
                 for (QStringView t : {QStringView(u"街道"), QStringView(u"镇"), QStringView(u"乡")}) {
-                    if (m_text.sliced(e).startsWith(t) && e - p <= 4) {
+                    if (m_text.sliced(e).startsWith(t) && charCount(p, e, 5) <= 4) {
                         e += t.size();
                         kind = Kind::Town;
                         break;
@@ -692,7 +783,8 @@ private:
         }
         // A numbered village group after its village (邹家2组), a street numbered in digits after
         // a longer name (黄城里5街; 新兴1路 is a road).
-        if (numerals > 0 && stemEnd > p && (group || (digits > 0 && stemEnd - p >= 3))) {
+        if (numerals > 0 && stemEnd > p &&
+            (group || (digits > 0 && charCount(p, stemEnd, 3) >= 3))) {
             *front = Front::Name;
             return stemEnd;
         }
@@ -701,9 +793,11 @@ private:
                                isDigit(m_text[stemEnd - 1]) || isLatin(m_text[stemEnd - 1]) ||
                                isChineseNumeral(m_text[stemEnd - 1])))
             --stemEnd;
-        if (stemEnd - p < 4)
+        if (charCount(p, stemEnd, 4) < 4)
             return p;
-        for (qsizetype q = stemEnd - 2; q >= p + 2; --q) {
+        // The stem's last two characters, wherever a pair sits.
+        const qsizetype lastTwo = charsBack(stemEnd, 2, p);
+        for (qsizetype q = lastTwo; q >= charsForward(p, 2, stemEnd); q = charsBack(q, 1, p)) {
             Kind kind;
             qsizetype len = 0;
             if (suffixAt(q, p + 1, &kind, &len) && kind != Kind::Road &&
@@ -713,18 +807,21 @@ private:
             }
         }
         qsizetype q = p;
-        if (m_mentions) {
-            for (const DivisionMatcher::Mention &m : *m_mentions) {
-                if (m.start == p && m.end <= stemEnd - 2)
-                    q = std::max(q, m.end);
-            }
+        for (const DivisionMatcher::Mention &m : mentionsAt(p)) {
+            if (m.end <= lastTwo)
+                q = std::max(q, m.end);
         }
-        if (q >= p + 2) {
+        if (charCount(p, q, 2) >= 2) {
             *front = Front::Division;
             return q;
         }
         *front = Front::Name;
-        return stemEnd - 2;
+        return lastTwo;
+    }
+
+    std::span<const DivisionMatcher::Mention> mentionsAt(qsizetype p) const
+    {
+        return m_mentions ? m_mentions->at(p) : std::span<const DivisionMatcher::Mention>();
     }
 
     // Reads the name glued before a road (see roadNameStart); returns where the road starts.
@@ -741,8 +838,8 @@ private:
         case Front::Division: {
             // An old town name written without 镇/街道 (临平, 沈家门), or an upper level again.
             bool town = false;
-            for (const DivisionMatcher::Mention &m : *m_mentions) {
-                if (m.start == p && m.end == q)
+            for (const DivisionMatcher::Mention &m : mentionsAt(p)) {
+                if (m.end == q)
                     town = town || m.division->level == Gazetteer::Level::Town ||
                            (m.division->level == Gazetteer::Level::District && m_have[District]);
             }
@@ -797,8 +894,7 @@ private:
         if (kind != Kind::City && kind != Kind::Prov && kind != Kind::District &&
             kind != Kind::Town)
             anchored = true;
-        const qsizetype length = e - p;
-        const bool divisionZone = !m_pastDivisions && length <= 7;
+        const bool divisionZone = !m_pastDivisions && charCount(p, e, 8) <= 7;
         auto division = [&](Key key) {
             const int level = levelOf(key);
             if (!divisionZone || level <= m_level || level >= nextLevel || m_have[key])
@@ -884,7 +980,11 @@ private:
     bool m_pastDivisions = false;
     bool m_lastNoise = false;
     bool m_frontOfDivisions = false; // reading the text before the first division
-    const QList<DivisionMatcher::Mention> *m_mentions = nullptr; // every mention in m_text
+    // Per position: where the run of digits and letters (0) or of digits, letters and Chinese
+    // numerals (1) starting there ends; how many digits and numerals come before it.
+    std::array<std::vector<qsizetype>, 2> m_runEnd;
+    std::vector<qsizetype> m_numeralsBefore;
+    const MentionIndex *m_mentions = nullptr; // every mention in m_text
 
     friend class ::StructureParser;
 };
@@ -953,12 +1053,13 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     // 园区) or carries another level's suffix (金乡 + 镇 is a town, not 金乡县), a short form that
     // ends like a village or road (五马村).
     const QList<DivisionMatcher::Mention> textMentions = m_matcher.mentions(text);
+    const MentionIndex textIndex(textMentions, text.size());
     // A full name read where the matcher chose a short form at the same place (金乡镇 over the
     // 金乡 of 金乡县): the text names that division, whatever the level.
     const auto longerFullName = [&](const DivisionMatcher::Mention &m) {
         const DivisionMatcher::Mention *best = nullptr;
-        for (const DivisionMatcher::Mention &o : textMentions) {
-            if (o.start == m.start && !o.shortForm && o.end > m.end &&
+        for (const DivisionMatcher::Mention &o : textIndex.at(m.start)) {
+            if (!o.shortForm && o.end > m.end &&
                 !o.division->placeholder && (!best || o.end > best->end))
                 best = &o;
         }
@@ -1130,7 +1231,7 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     const bool haveAll = !divs.isEmpty();
 
     Parse p(text, tables());
-    p.m_mentions = &textMentions;
+    p.setMentions(&textIndex);
     qsizetype pos = 0;
     if (!divs.isEmpty() && haveAll) {
         // Division names before the chain are a pasted prefix: redundant.

@@ -38,7 +38,8 @@ public:
     // Built on first use over AddressCommon::divisionMatcher(); thread-safe.
     static const StructureParser &shared();
 
-    // Non-overlapping segments, in text order. Empty when nothing address-like is found.
+    // Non-overlapping segments, in text order. Empty when nothing address-like is found. No
+    // segment boundary falls inside a surrogate pair. Linear in the text's length.
     QList<Segment> parse(QStringView text) const;
     // The same, also giving the division chain the parse used for prov/city/district/town.
     QList<Segment> parse(QStringView text, DivisionMatcher::Result *divisions) const;

@@ -17,6 +17,22 @@ const StructureParser &parser()
     return StructureParser::shared();
 }
 
+// Whether `s` is well-formed UTF-16: every high surrogate followed by a low one and every low
+// surrogate preceded by a high one.
+bool validUtf16(QStringView s)
+{
+    for (qsizetype i = 0; i < s.size(); ++i) {
+        if (s[i].isHighSurrogate()) {
+            if (i + 1 >= s.size() || !s[i + 1].isLowSurrogate())
+                return false;
+            ++i;
+        } else if (s[i].isLowSurrogate()) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // "key=value | key=value", easier to read in a failure than the tab form.
 QString describe(const QList<StructureParser::Segment> &segments)
 {
@@ -37,7 +53,9 @@ private slots:
     void segmentsAreOrderedAndMatchTheText();
     void nothingAddressLike_data();
     void nothingAddressLike();
+    void nonBmpCharactersNeverSplit();
     void hugeAndRepetitiveInput();
+    void longRunsOfLetters();
     void addressAfterALongNote();
     void format();
     void endpointShape();
@@ -219,6 +237,59 @@ void TestStructure::nothingAddressLike()
     QVERIFY2(parser().parse(text).isEmpty(), qPrintable(describe(parser().parse(text))));
 }
 
+void TestStructure::nonBmpCharactersNeverSplit()
+{
+    QVERIFY(validUtf16(u"a𠮷b"_s));
+    QVERIFY(!validUtf16(u"村𠮷"_s.left(2)));
+    QVERIFY(!validUtf16(u"𠮷文"_s.mid(1)));
+    // Characters outside the BMP of every sort: CJK extension ideographs (letters), an emoji
+    // (noise), a mathematical digit (a number to Unicode, not to the parser).
+    const QStringList extras = {u"𠮷"_s, u"𬌗"_s, u"😀"_s, u"𝟘"_s, u"𠮷𠀋"_s, u"𠮷路"_s};
+    const QStringList addresses = {
+        u"浙江省杭州市余杭区文一西路969号"_s,
+        u"江苏省南京市鼓楼区湖南路街道云南北路28号3幢2单元401室"_s,
+        u"浙江省嘉兴市嘉善县西塘镇荷池桂花西路15号"_s,
+        u"宁波市北仑区科创工业城新碶六路8号"_s,
+        u"湖南省岳阳市平江县三市镇白石村刘家5组"_s,
+        u"杭州市西湖区天目山西路18号"_s,
+        u"浙江省舟山市普陀区沈家门海滨路6号"_s,
+        u"义乌国际商贸城二区12街3号"_s,
+        u"湖北省武汉市洪山区珞喻路与关山大道交叉口光谷广场"_s,
+        u"上海市黄浦区复兴中路505弄7号"_s,
+        u"村文一西路"_s,
+        u"福建省厦门市思明区鹭江道100号9-2-301"_s,
+    };
+    int checked = 0;
+    for (const QString &address : addresses) {
+        for (const QString &extra : extras) {
+            for (qsizetype at = 0; at <= address.size(); ++at) {
+                QString text = address;
+                text.insert(at, extra);
+                const QList<StructureParser::Segment> segments = parser().parse(text);
+                qsizetype last = 0;
+                for (const StructureParser::Segment &s : segments) {
+                    const QByteArray where = (text + u" -> "_s + describe(segments)).toUtf8();
+                    QVERIFY2(s.start >= last && s.end > s.start && s.end <= text.size(),
+                             where.constData());
+                    QVERIFY2(s.text == text.mid(s.start, s.end - s.start), where.constData());
+                    QVERIFY2(validUtf16(s.text), where.constData());
+                    last = s.end;
+                }
+                ++checked;
+            }
+        }
+    }
+    QVERIFY(checked > 1000);
+    // The review's case: an ideograph glued before a road's name stays whole on one side.
+    const QString glued = u"村𠮷文一西路"_s;
+    const QList<StructureParser::Segment> segments = parser().parse(glued);
+    QVERIFY(!segments.isEmpty());
+    for (const StructureParser::Segment &s : segments)
+        QVERIFY2(validUtf16(s.text), qPrintable(describe(segments)));
+    QCOMPARE(segments.last().key, u"road"_s);
+    QVERIFY(segments.last().text.endsWith(u"文一西路"_s));
+}
+
 void TestStructure::hugeAndRepetitiveInput()
 {
     // Far longer than the endpoint accepts: the engine itself must still cope.
@@ -249,6 +320,47 @@ void TestStructure::hugeAndRepetitiveInput()
     // A long run with no keyword at all is one name, not thousands of segments.
     const QString letters(3000, u'啊');
     QVERIFY(parser().parse(letters).size() <= 1);
+}
+
+void TestStructure::longRunsOfLetters()
+{
+    // Latin letters are scanned as possible building numbers (A座) from every position: the
+    // scan must not restart from each letter. A run of letters is no address; one after an
+    // address does not change how the address reads.
+    for (const int n : {1, 2, 3, 250, 2000}) {
+        const QString letters(n, u'a');
+        QVERIFY2(parser().parse(letters).isEmpty(), qPrintable(describe(parser().parse(letters))));
+    }
+    const QString address = u"杭州市西湖区文三路90号"_s;
+    const QString tail(AddressApi::kMaxText - address.size() - 1, u'a');
+    const QList<StructureParser::Segment> segments = parser().parse(address + u' ' + tail);
+    QVERIFY2(describe(segments).startsWith(u"city=杭州市 | district=西湖区 | road=文三路 | "
+                                           "roadNo=90号 | redundant=  | "_s),
+             qPrintable(describe(segments).left(200)));
+    QCOMPARE(segments.last().end, address.size() + 1 + tail.size());
+    // Letters and digits mixed (a long code): still ends at the text's end, no overlap.
+    QString code;
+    while (code.size() < AddressApi::kMaxText)
+        code += u"ab1-"_s;
+    qsizetype last = 0;
+    for (const StructureParser::Segment &s : parser().parse(u"文三路"_s + code)) {
+        QVERIFY(s.start >= last);
+        last = s.end;
+    }
+    QCOMPARE(last, 3 + code.size());
+    // One division name repeated to the limit (each copy checked against the others once):
+    // a single chain at the end, every earlier copy redundant.
+    const QString repeated = u"西湖"_s.repeated(AddressApi::kMaxText / 2);
+    const QList<StructureParser::Segment> copies = parser().parse(repeated);
+    QVERIFY(!copies.isEmpty());
+    qsizetype redundant = 0, district = 0;
+    for (const StructureParser::Segment &s : copies) {
+        redundant += s.key == u"redundant"_s ? 1 : 0;
+        district += s.key == u"district"_s ? 1 : 0;
+    }
+    QCOMPARE(district, 1);
+    QVERIFY2(redundant >= copies.size() - 2, qPrintable(describe(copies).left(200)));
+    QCOMPARE(copies.last().end, repeated.size());
 }
 
 void TestStructure::addressAfterALongNote()
