@@ -22,7 +22,7 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error)
 {
-    // The imported zip codes and POIs, read on a database reader while the server comes up.
+    // The imported zip codes and POIs, loaded on a pool thread while the server comes up.
     AddressDataStore::loadAsync(m_db);
     m_thread.start();
     // An object living on the server thread to run code there; the server is built and bound

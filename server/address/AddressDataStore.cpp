@@ -3,6 +3,7 @@
 #include "SearchIndex.h"
 
 #include <QMutex>
+#include <QScopeGuard>
 #include <QThreadPool>
 #include <QTimer>
 
@@ -41,38 +42,163 @@ qint64 countRows(QSqlDatabase db, const QString &table, const QString &where = {
     return q.next() ? q.value(0).toLongLong() : 0;
 }
 
-QString table(AddressDataStore::Kind kind)
+// How the rows of one kind are staged and applied.
+struct Target
 {
-    return kind == AddressDataStore::Kind::Zipcodes ? QStringLiteral("address_zipcodes")
-                                                    : QStringLiteral("address_pois");
+    QString table;      // the data table
+    QString stageTypes; // the staging table's columns after `line`, with types
+    QString columns;    // the data columns (without imported_ms), as in the staging table
+    QString key;        // the conflict target
+    QString updates;    // SET list for a key that exists
+};
+
+Target target(AddressDataStore::Kind kind)
+{
+    if (kind == AddressDataStore::Kind::Zipcodes)
+        return {QStringLiteral("address_zipcodes"),
+                QStringLiteral("divcode BIGINT NOT NULL, road TEXT NOT NULL, zipcode TEXT NOT NULL"),
+                QStringLiteral("divcode, road, zipcode"), QStringLiteral("divcode, road"),
+                QStringLiteral("zipcode = excluded.zipcode, imported_ms = excluded.imported_ms")};
+    return {QStringLiteral("address_pois"),
+            QStringLiteral("divcode BIGINT NOT NULL, name TEXT NOT NULL, address TEXT NOT NULL, "
+                           "lon DOUBLE PRECISION NOT NULL, lat DOUBLE PRECISION NOT NULL, "
+                           "category TEXT NOT NULL, aliases TEXT NOT NULL"),
+            QStringLiteral("divcode, name, address, lon, lat, category, aliases"),
+            QStringLiteral("divcode, name"),
+            QStringLiteral("address = excluded.address, lon = excluded.lon, lat = excluded.lat, "
+                           "category = excluded.category, aliases = excluded.aliases, "
+                           "imported_ms = excluded.imported_ms")};
 }
 
-// Good rows are written; the counts come from the table before and after, so they are right on
-// both databases without dialect-specific RETURNING tricks.
+// The session's staging table: TEMP, so filling it takes no lock on the main database (SQLite)
+// and no other session sees it (PostgreSQL). One per kind, so that a table left behind never
+// has the other kind's columns.
+QString stageName(AddressDataStore::Kind kind)
+{
+    return QStringLiteral("address_import_stage_") + AddressDataStore::kindName(kind);
+}
+
+// Qualified, so that DELETE and DROP can never reach a main table of the same name.
+QString stageTable(const Store &store, AddressDataStore::Kind kind)
+{
+    return (store.isPostgres() ? QStringLiteral("pg_temp.") : QStringLiteral("temp."))
+           + stageName(kind);
+}
+
+// Drops the staging table however the import ends.
+struct StageGuard
+{
+    QSqlDatabase db;
+    QString table;
+    ~StageGuard()
+    {
+        QSqlQuery q(db);
+        q.exec(QStringLiteral("DROP TABLE ") + table);
+    }
+};
+
+constexpr int kStageBatch = 5000;
+
+// Writes the good rows. The slow part (one INSERT per row) goes into a TEMP table inside a
+// transaction that touches only the temporary database, so other connections (the server's
+// billing writer) keep writing meanwhile; the main table then changes in one short transaction
+// of set-based statements. The counts come from the table before and after, so they are right
+// on both databases without dialect-specific RETURNING tricks.
 template <class Row, class Bind>
 void write(Store &store, AddressDataStore::Kind kind, const QList<Row> &rows, bool replace,
-           const QString &sql, Bind bind, ImportReport &report)
+           Bind bind, const AddressDataStore::Progress &progress, ImportReport &report)
 {
     QSqlDatabase db = store.database();
+    const Target t = target(kind);
+    const QString stage = stageTable(store, kind);
+    {
+        // Not prepared: PostgreSQL cannot prepare DDL.
+        QSqlQuery q(db);
+        // A table left by an import that failed to drop it is emptied, not reused as is.
+        if (!q.exec(QStringLiteral("CREATE TEMP TABLE IF NOT EXISTS ") + stageName(kind)
+                    + QStringLiteral(" (line INTEGER NOT NULL, ") + t.stageTypes + u')')
+            || !q.exec(QStringLiteral("DELETE FROM ") + stage))
+            throw StoreError(QStringLiteral("create the staging table: %1")
+                                 .arg(q.lastError().text())
+                                 .toStdString());
+    }
+    StageGuard guard{db, stage};
+    {
+        // Not Store::transaction: on SQLite its BEGIN IMMEDIATE would lock the main database.
+        QSqlQuery tx(db);
+        if (!tx.exec(QStringLiteral("BEGIN")))
+            throw StoreError(tx.lastError().text().toStdString());
+        try {
+            QSqlQuery q(db);
+            const int values = int(t.columns.count(u',')) + 2; // line + columns
+            QString marks = QStringLiteral("?");
+            for (int i = 1; i < values; ++i)
+                marks += QStringLiteral(", ?");
+            prepare(q, QStringLiteral("INSERT INTO ") + stage + QStringLiteral(" (line, ")
+                           + t.columns + QStringLiteral(") VALUES (") + marks + u')');
+            qsizetype staged = 0;
+            for (const Row &row : rows) {
+                q.bindValue(0, row.line);
+                bind(q, row);
+                exec(q, QStringLiteral("line %1").arg(row.line));
+                if (++staged % kStageBatch == 0 && progress)
+                    progress(staged, rows.size());
+            }
+        } catch (...) {
+            tx.exec(QStringLiteral("ROLLBACK"));
+            throw;
+        }
+        if (!tx.exec(QStringLiteral("COMMIT")))
+            throw StoreError(tx.lastError().text().toStdString());
+    }
+    if (progress)
+        progress(rows.size(), rows.size());
     store.transaction([&] {
         if (replace) {
             QSqlQuery del(db);
-            prepare(del, QStringLiteral("DELETE FROM ") + table(kind));
-            exec(del, QStringLiteral("clear ") + table(kind));
+            prepare(del, QStringLiteral("DELETE FROM ") + t.table);
+            exec(del, QStringLiteral("clear ") + t.table);
             report.removed = del.numRowsAffected();
         }
-        const qint64 before = countRows(db, table(kind));
+        const qint64 before = countRows(db, t.table);
         QSqlQuery q(db);
-        prepare(q, sql);
-        const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        for (const Row &row : rows) {
-            bind(q, row, now);
-            exec(q, QStringLiteral("line %1").arg(row.line));
-        }
-        report.total = countRows(db, table(kind));
+        // "WHERE 1 = 1": SQLite would otherwise read ON CONFLICT as a join constraint. ORDER BY
+        // line keeps the file's order in the ids (the load order of POIs).
+        prepare(q, QStringLiteral("INSERT INTO ") + t.table + QStringLiteral(" (") + t.columns
+                       + QStringLiteral(", imported_ms) SELECT ") + t.columns
+                       + QStringLiteral(", ? FROM ") + stage
+                       + QStringLiteral(" WHERE 1 = 1 ORDER BY line ON CONFLICT (") + t.key
+                       + QStringLiteral(") DO UPDATE SET ") + t.updates);
+        q.bindValue(0, QDateTime::currentMSecsSinceEpoch());
+        exec(q, QStringLiteral("write ") + t.table);
+        report.total = countRows(db, t.table);
         report.inserted = int(report.total - before);
         report.updated = int(rows.size() - report.inserted);
     });
+}
+
+// Runs fn on a connection opened for this call alone and removed afterwards: DatabaseConfig
+// names connections by thread, and pool threads (or a new thread reusing an old id) would
+// otherwise find, or leak, a connection of an earlier call. The name carries a serial number;
+// the connection is removed even when opening it failed (open() registers it first).
+template <class Fn> auto withOwnConnection(const DatabaseConfig &config, const char *purpose, Fn fn)
+{
+    static std::atomic<quint64> serial{0};
+    const QString unique = QStringLiteral("%1-%2").arg(QLatin1String(purpose)).arg(++serial);
+    const auto remove = qScopeGuard([&unique] {
+        const QString token = u'-' + unique + u'-';
+        for (const QString &name : QSqlDatabase::connectionNames()) {
+            if (name.contains(token))
+                DatabaseConfig::close(name);
+        }
+    });
+    // Every QSqlDatabase and QSqlQuery of the call lives in this scope and is gone before the
+    // guard removes the connection.
+    return [&] {
+        QSqlDatabase db = config.open(unique);
+        Store store(db, config.kind());
+        return fn(store);
+    }();
 }
 
 } // namespace
@@ -111,7 +237,8 @@ QString kindName(Kind kind)
     return kind == Kind::Zipcodes ? QStringLiteral("zipcodes") : QStringLiteral("pois");
 }
 
-ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replace)
+ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replace,
+                        const Progress &progress)
 {
     ImportReport report;
     report.kind = kindName(kind);
@@ -134,16 +261,12 @@ ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replac
             }
         }
         write(store, kind, rows, replace,
-              QStringLiteral("INSERT INTO address_zipcodes (divcode, road, zipcode, imported_ms) "
-                             "VALUES (?, ?, ?, ?) ON CONFLICT (divcode, road) DO UPDATE SET "
-                             "zipcode = excluded.zipcode, imported_ms = excluded.imported_ms"),
-              [](QSqlQuery &q, const LocalDataCsv::ZipRow &r, qint64 now) {
-                  q.bindValue(0, r.divcode);
-                  q.bindValue(1, r.road.isNull() ? QStringLiteral("") : r.road);
-                  q.bindValue(2, r.zipcode);
-                  q.bindValue(3, now);
+              [](QSqlQuery &q, const LocalDataCsv::ZipRow &r) {
+                  q.bindValue(1, r.divcode);
+                  q.bindValue(2, r.road.isNull() ? QStringLiteral("") : r.road);
+                  q.bindValue(3, r.zipcode);
               },
-              report);
+              progress, report);
         report.updated += int(parsed.rows.size() - rows.size());
         report.imported = int(parsed.rows.size());
         return report;
@@ -165,28 +288,23 @@ ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replac
     }
     const auto text = [](const QString &s) { return s.isNull() ? QStringLiteral("") : s; };
     write(store, kind, rows, replace,
-          QStringLiteral("INSERT INTO address_pois (divcode, name, address, lon, lat, category, "
-                         "aliases, imported_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                         "ON CONFLICT (divcode, name) DO UPDATE SET address = excluded.address, "
-                         "lon = excluded.lon, lat = excluded.lat, category = excluded.category, "
-                         "aliases = excluded.aliases, imported_ms = excluded.imported_ms"),
-          [&](QSqlQuery &q, const LocalDataCsv::PoiRow &r, qint64 now) {
-              q.bindValue(0, r.divcode);
-              q.bindValue(1, r.name);
-              q.bindValue(2, text(r.address));
-              q.bindValue(3, r.lon);
-              q.bindValue(4, r.lat);
-              q.bindValue(5, text(r.category));
-              q.bindValue(6, text(r.aliases.join(u'|')));
-              q.bindValue(7, now);
+          [&](QSqlQuery &q, const LocalDataCsv::PoiRow &r) {
+              q.bindValue(1, r.divcode);
+              q.bindValue(2, r.name);
+              q.bindValue(3, text(r.address));
+              q.bindValue(4, r.lon);
+              q.bindValue(5, r.lat);
+              q.bindValue(6, text(r.category));
+              q.bindValue(7, text(r.aliases.join(u'|')));
           },
-          report);
+          progress, report);
     report.updated += int(parsed.rows.size() - rows.size());
     report.imported = int(parsed.rows.size());
     return report;
 }
 
-ImportReport importFile(Store &store, Kind kind, const QString &path, bool replace)
+ImportReport importFile(Store &store, Kind kind, const QString &path, bool replace,
+                        const Progress &progress)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
@@ -195,7 +313,7 @@ ImportReport importFile(Store &store, Kind kind, const QString &path, bool repla
         report.fatal = QStringLiteral("cannot read %1: %2").arg(path, file.errorString());
         return report;
     }
-    return importData(store, kind, file.readAll(), replace);
+    return importData(store, kind, file.readAll(), replace, progress);
 }
 
 // The version of the data this process last installed from the database.
@@ -225,21 +343,21 @@ static void reindexSearch()
 ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &path, bool replace)
 {
     try {
-        QSqlDatabase db = config.open(QStringLiteral("address-import"));
-        Migrations::apply(db, config.kind());
-        Store store(db, config.kind());
-        const quint64 generation = LocalData::generation();
-        ImportReport report = importFile(store, kind, path, replace);
-        if (report.ok() && report.imported + report.removed > 0) {
-            // Loading after the commit: the snapshot holds what the database holds, including
-            // rows other instances wrote. A newer install (another import) is not replaced.
-            const DataVersion version = dataVersion(store);
-            if (LocalData::installIf(generation, load(store))) {
-                setLoadedVersion(version);
-                reindexSearch();
+        return withOwnConnection(config, "address-import", [&](Store &store) {
+            Migrations::apply(store.database(), config.kind());
+            const quint64 generation = LocalData::generation();
+            ImportReport report = importFile(store, kind, path, replace);
+            if (report.ok() && report.imported + report.removed > 0) {
+                // Loading after the commit: the snapshot holds what the database holds, including
+                // rows other instances wrote. A newer install (another import) is not replaced.
+                const DataVersion version = dataVersion(store);
+                if (LocalData::installIf(generation, load(store))) {
+                    setLoadedVersion(version);
+                    reindexSearch();
+                }
             }
-        }
-        return report;
+            return report;
+        });
     } catch (const std::exception &e) {
         ImportReport report;
         report.kind = kindName(kind);
@@ -309,32 +427,44 @@ DataVersion dataVersion(Store &store)
     return v;
 }
 
+// Loads have a pool of their own: on the global pool they would queue behind search rebuilds
+// (seconds each), which an import starts there.
+QThreadPool &loadPool()
+{
+    static QThreadPool pool;
+    return pool;
+}
+
+bool waitForLoad(int msecs)
+{
+    return loadPool().waitForDone(msecs);
+}
+
 void loadAsync(DatabaseService &db)
 {
     if (g_loading.exchange(true))
         return; // a load is under way; it reads the newest rows anyway
     const quint64 generation = LocalData::generation();
-    using Loaded = std::pair<DataVersion, std::shared_ptr<const LocalData>>;
-    db.read<Loaded>(
-        nullptr,
-        [](Store &store) {
-            // The version first: rows imported between the two reads make the next check
-            // reload once more, never miss.
-            const DataVersion version = dataVersion(store);
-            return Loaded{version, load(store)};
-        },
-        [generation](const DbResult<Loaded> &r) {
-            g_loading = false;
-            if (!r.ok()) {
-                qWarning("address data: cannot load the imported zip codes and POIs: %s",
-                         qPrintable(r.error));
-                return;
-            }
-            if (LocalData::installIf(generation, r.value.second)) {
-                setLoadedVersion(r.value.first);
+    // A pool thread with its own connection, not one of the service's readers: a load takes
+    // seconds for large data, and requests whose reads land on a busy reader would wait.
+    loadPool().start([config = db.config(), generation] {
+        try {
+            using Loaded = std::pair<DataVersion, std::shared_ptr<const LocalData>>;
+            const Loaded loaded = withOwnConnection(config, "address-load", [](Store &store) {
+                // The version first: rows imported between the two reads make the next check
+                // reload once more, never miss.
+                const DataVersion version = dataVersion(store);
+                return Loaded{version, load(store)};
+            });
+            if (LocalData::installIf(generation, loaded.second)) {
+                setLoadedVersion(loaded.first);
                 reindexSearch();
             }
-        });
+        } catch (const std::exception &e) {
+            qWarning("address data: cannot load the imported zip codes and POIs: %s", e.what());
+        }
+        g_loading = false;
+    });
 }
 
 void watch(DatabaseService &db, QObject *context, int intervalMs)

@@ -3,6 +3,7 @@
 #include "DatabaseConfig.h"
 #include "LocalData.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <QByteArrayView>
@@ -46,10 +47,17 @@ enum class Kind
 std::optional<Kind> parseKind(const QString &name);
 QString kindName(Kind kind);
 
-// Parses csv and writes its good rows on store's connection in one transaction (throws
-// StoreError when the database fails; then nothing is written). Leaves the snapshot alone.
-ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replace);
-ImportReport importFile(Store &store, Kind kind, const QString &path, bool replace);
+// Called while the rows are staged (every few thousand rows and once at the end): staged of
+// rows. Staging holds no lock on the data tables, so other connections write meanwhile.
+using Progress = std::function<void(qsizetype staged, qsizetype rows)>;
+
+// Parses csv, stages its good rows in a TEMP table on store's connection, then writes them to
+// the data table in one short transaction (throws StoreError when the database fails; then
+// nothing is written). Leaves the snapshot alone.
+ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replace,
+                        const Progress &progress = {});
+ImportReport importFile(Store &store, Kind kind, const QString &path, bool replace,
+                        const Progress &progress = {});
 
 // For the window (from a worker thread, or the GUI thread for small files): opens this
 // thread's own connection, imports, and installs the new data in this process's snapshot
@@ -80,9 +88,13 @@ struct DataVersion
 };
 DataVersion dataVersion(Store &store);
 
-// At server start: loads on one of the service's reader threads and installs the snapshot
-// there (unless an import installed newer data meanwhile); the caller does not wait.
+// At server start: loads on a pool thread with a connection of its own (not one of the
+// service's readers, which requests need) and installs the snapshot there (unless an import
+// installed newer data meanwhile); the caller does not wait.
 void loadAsync(DatabaseService &db);
+// Blocks until no load started by loadAsync is running (for tests and orderly shutdown);
+// false if msecs (-1: no limit) passed first.
+bool waitForLoad(int msecs = -1);
 
 // Every intervalMs (0: never), compares the stored data's version with the loaded one on a
 // reader thread and reloads when another process (the CLI, another instance sharing the

@@ -3,6 +3,7 @@
 #include "CoordTransform.h"
 
 #include <QMutex>
+#include <QSet>
 #include <QStringDecoder>
 
 #include <algorithm>
@@ -600,8 +601,10 @@ std::optional<LocalData::ZipMatch> LocalData::zipcode(const Division *leaf, QStr
 }
 
 std::optional<LocalData::PoiMatch> LocalData::findPoi(QStringView text, const Division *leaf,
-                                                      bool streets) const
+                                                      bool streets, FindPoiStats *stats) const
 {
+    if (stats)
+        *stats = {};
     if (m_pois.empty())
         return std::nullopt;
     struct Candidate
@@ -614,7 +617,10 @@ std::optional<LocalData::PoiMatch> LocalData::findPoi(QStringView text, const Di
     };
     std::vector<Candidate> found;
     QHash<quint32, std::size_t> foundIndex;
+    QSet<QStringView> seenKeys; // views into m_keys
     const auto take = [&](const KeyHit &h, QStringView sub) {
+        if (stats)
+            ++stats->hits;
         if (h.street && !streets)
             return;
         auto it = foundIndex.constFind(h.poi);
@@ -644,7 +650,15 @@ std::optional<LocalData::PoiMatch> LocalData::findPoi(QStringView text, const Di
             const auto it = m_poiKeys.constFind(sub);
             if (it == m_poiKeys.constEnd())
                 continue;
+            // Every occurrence of a key gives the same hits (the longest match is the key
+            // itself): a chain's name repeated in a long text is handled once, not once per
+            // occurrence times its thousands of branches.
+            if (seenKeys.contains(it.key()))
+                continue;
+            seenKeys.insert(it.key());
             const std::vector<KeyHit> &hits = *it;
+            if (stats)
+                ++stats->keys;
             if (!leaf) {
                 for (const KeyHit &h : hits)
                     take(h, sub);

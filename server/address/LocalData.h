@@ -171,8 +171,16 @@ public:
     // district match a text that resolves to a town of it). With leaf null, any POI, but only
     // when the best match is unique. Ranking: name and street > street > name, then the longer
     // match, then the more specific division, then import order.
-    std::optional<PoiMatch> findPoi(QStringView text, const Division *leaf,
-                                    bool streets = true) const;
+    // What one findPoi call looked at (for tests and benchmarks; reset by each call): the work
+    // grows with the distinct keys found and their hits, not with how often the text repeats
+    // them.
+    struct FindPoiStats
+    {
+        qsizetype keys = 0; // distinct keys found in the text
+        qsizetype hits = 0; // POI entries of those keys visited
+    };
+    std::optional<PoiMatch> findPoi(QStringView text, const Division *leaf, bool streets = true,
+                                    FindPoiStats *stats = nullptr) const;
 
     // POIs imported for `division` or below it (all with null).
     qsizetype poiCountWithin(const Division *division) const;

@@ -3,15 +3,23 @@
 
 #include "AddressApi.h"
 #include "address/AddressDataStore.h"
+#include "DatabaseService.h"
 #include "Migrations.h"
 #include "Store.h"
 #include "TestSupport.h"
 
 #include <QJsonArray>
 #include <QProcess>
+#include <QScopeGuard>
+#include <QSemaphore>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
 #include <QThreadPool>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace Qt::Literals::StringLiterals;
 
@@ -57,6 +65,17 @@ Run cli(const TestDatabase &db, QStringList args)
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
             QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
+}
+
+// Connections whose name contains `part` (DatabaseConfig names them sy-<purpose>-...).
+QStringList connectionsNamed(const QString &part)
+{
+    QStringList out;
+    for (const QString &name : QSqlDatabase::connectionNames()) {
+        if (name.contains(part))
+            out << name;
+    }
+    return out;
 }
 
 } // namespace
@@ -215,6 +234,149 @@ private slots:
                                         fixture("pois-fixture.csv"), false);
         QVERIFY(!r.ok());
         QVERIFY(!r.fatal.isEmpty());
+    }
+
+
+    // Staging takes no lock on the data tables: another connection (the server's billing
+    // writer) commits while an import stages its rows. A lock held across the whole import,
+    // as one transaction over all rows does, makes that write fail at once (no busy wait).
+    void importLetsOthersWriteWhileStaging_data() { addBackendRows(); }
+    void importLetsOthersWriteWhileStaging()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        QSqlDatabase other = t.config().open(QStringLiteral("other-writer"));
+        QSqlQuery w(other);
+        QVERIFY2(w.exec("CREATE TABLE scratch_writes (n INTEGER NOT NULL)"),
+                 qPrintable(w.lastError().text()));
+        if (t.config().kind() == DatabaseConfig::Kind::Sqlite)
+            QVERIFY(w.exec("PRAGMA busy_timeout = 0"));
+        else
+            QVERIFY(w.exec("SET lock_timeout = 1"));
+
+        QByteArray csv = "zipcode,divcode,road\n";
+        const int rows = 12'000;
+        for (int i = 0; i < rows; ++i)
+            csv += "311100,330110,路" + QByteArray::number(i) + "\n";
+        QList<qsizetype> calls;
+        QStringList writeErrors;
+        qsizetype distinctRows = rows;
+        const auto progress = [&](qsizetype staged, qsizetype total) {
+            QCOMPARE(total, distinctRows);
+            calls << staged;
+            QSqlQuery q(other);
+            q.prepare("INSERT INTO scratch_writes (n) VALUES (?)");
+            q.addBindValue(int(staged));
+            if (!q.exec())
+                writeErrors << q.lastError().text();
+        };
+        using AddressDataStore::Kind;
+        ImportReport r = AddressDataStore::importData(s, Kind::Zipcodes, csv, false, progress);
+        QVERIFY2(writeErrors.isEmpty(), qPrintable(writeErrors.join(u'\n')));
+        QVERIFY(r.ok());
+        QCOMPARE(r.imported, rows);
+        QCOMPARE(r.inserted, rows);
+        QCOMPARE(r.updated, 0);
+        QCOMPARE(r.total, rows);
+        QVERIFY(calls.size() >= 2);
+        QVERIFY(calls.first() < rows); // a call while rows were still being staged
+        QCOMPARE(calls.last(), qsizetype(rows));
+        QVERIFY(std::is_sorted(calls.begin(), calls.end()));
+        QVERIFY(w.exec("SELECT COUNT(*) FROM scratch_writes") && w.next());
+        QCOMPARE(w.value(0).toInt(), calls.size());
+
+        // Again, with one row changed and one added, then replaced: the counts stay right and
+        // the staging table of the previous import is gone.
+        csv += "311199,330110,路5\n311100,330110,新路\n";
+        calls.clear();
+        distinctRows = rows + 1; // 路5 twice: the last row wins
+        r = AddressDataStore::importData(s, Kind::Zipcodes, csv, false, progress);
+        QVERIFY(writeErrors.isEmpty());
+        QCOMPARE(r.imported, rows + 2);
+        QCOMPARE(r.inserted, 1);
+        QCOMPARE(r.updated, rows + 1);
+        QCOMPARE(r.total, rows + 1);
+        const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
+        QCOMPARE(AddressDataStore::load(s)->zipcode(yuhang, u"余杭区路5"_s)->entry->zipcode,
+                 u"311199"_s);
+        r = AddressDataStore::importData(s, Kind::Zipcodes, "zipcode,divcode\n310000,330110\n",
+                                         true);
+        QCOMPARE(r.removed, rows + 1);
+        QCOMPARE(r.inserted, 1);
+        QCOMPARE(r.total, 1);
+        w.finish();
+    }
+
+    // Every importCsv opens a connection of its own and removes it: threads come and go (and
+    // reuse ids), and a connection left behind is an open file or a PostgreSQL session.
+    void importCsvRemovesItsConnection_data() { addBackendRows(); }
+    void importCsvRemovesItsConnection()
+    {
+        SY_OPEN_DB(t);
+        QTemporaryDir dir;
+        QFile bad(dir.filePath("bad.csv"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("zipcode,province\n1,浙江省\n");
+        bad.close();
+        const QStringList before = QSqlDatabase::connectionNames();
+        QList<ImportReport> reports;
+        const auto runOnThread = [&](const DatabaseConfig &config, const QString &path) {
+            QThread *thread = QThread::create([&, config, path] {
+                reports << AddressDataStore::importCsv(config, AddressDataStore::Kind::Zipcodes,
+                                                       path, false);
+            });
+            thread->start();
+            thread->wait();
+            delete thread;
+        };
+        runOnThread(t.config(), fixture("zipcodes-fixture.csv"));
+        for (int i = 0; i < 4; ++i)
+            runOnThread(t.config(), bad.fileName());
+        runOnThread(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")), bad.fileName());
+        QCOMPARE(reports.size(), 6);
+        QCOMPARE(reports[0].imported, 7);
+        for (int i = 1; i < 5; ++i) {
+            QVERIFY(reports[i].ok());
+            QCOMPARE(reports[i].errors.size(), 1);
+        }
+        QVERIFY(!reports[5].ok());
+        QCOMPARE(QSqlDatabase::connectionNames(), before);
+        QVERIFY(connectionsNamed("address-import").isEmpty());
+    }
+
+    // The start-up load runs beside the service's readers, not on one: with the only reader
+    // busy, the data still arrives (the old load queued behind the busy reader).
+    void loadAsyncDoesNotTakeAReader_data() { addBackendRows(); }
+    void loadAsyncDoesNotTakeAReader()
+    {
+        SY_OPEN_DB(t);
+        {
+            Store s = open(t);
+            QVERIFY(AddressDataStore::importFile(s, AddressDataStore::Kind::Pois,
+                                                 fixture("pois-fixture.csv"), false)
+                        .ok());
+        }
+        DatabaseService service(t.config(), 1);
+        service.start();
+        QSemaphore entered;
+        QSemaphore release;
+        service.read<int>(
+            nullptr,
+            [&](Store &) {
+                entered.release();
+                release.acquire();
+                return 0;
+            },
+            [](const DbResult<int> &) {});
+        entered.acquire();
+        const auto unblock = qScopeGuard([&] { release.release(); });
+        const quint64 generation = LocalData::generation();
+        AddressDataStore::loadAsync(service);
+        QVERIFY(AddressDataStore::waitForLoad(60000));
+        QCOMPARE(LocalData::generation(), generation + 1);
+        QCOMPARE(LocalData::current()->poiCount(), 4);
+        // Its connection is gone once the data is installed.
+        QVERIFY(connectionsNamed("address-load").isEmpty());
     }
 
     void commandLine_data() { addBackendRows(); }

@@ -361,6 +361,72 @@ private slots:
         QCOMPARE(m->poi->lon, 121.55);
     }
 
+    // A chain with a branch in every district, its name repeated across a long text: every
+    // occurrence of a key gives the same hits, so each distinct key is handled once.
+    void repeatedKeyIsHandledOnce()
+    {
+        const Gazetteer &g = Gazetteer::builtin();
+        std::vector<LocalData::Poi> pois;
+        const auto *zhejiang = division(u"浙江省"_s);
+        for (const Gazetteer::Division *city : g.children(*zhejiang)) {
+            for (const Gazetteer::Division *district : g.children(*city)) {
+                LocalData::Poi p;
+                p.name = u"快乐汉堡"_s;
+                p.divcode = district->code;
+                p.lon = 120.1;
+                p.lat = 30.2;
+                pois.push_back(p);
+            }
+        }
+        const qsizetype branches = qsizetype(pois.size());
+        QVERIFY(branches > 50);
+        LocalData::Poi other;
+        other.name = u"西溪书屋"_s;
+        other.divcode = division(u"浙江省"_s, u"杭州市"_s, u"西湖区"_s)->code;
+        other.lon = 120.1;
+        other.lat = 30.25;
+        pois.push_back(other);
+        const auto data = LocalData::build({}, std::move(pois));
+
+        const QString once = u"快乐汉堡"_s;
+        QString repeated;
+        while (repeated.size() + once.size() <= 2000)
+            repeated += once;
+        const auto *yuhang = division(u"浙江省"_s, u"杭州市"_s, u"余杭区"_s);
+
+        // No region: a tie between the branches either way, after one pass over them.
+        LocalData::FindPoiStats single;
+        LocalData::FindPoiStats many;
+        QVERIFY(!data->findPoi(once, nullptr, true, &single));
+        QVERIFY(!data->findPoi(repeated, nullptr, true, &many));
+        QCOMPARE(single.keys, 1);
+        QCOMPARE(single.hits, branches);
+        QCOMPARE(many.keys, 1);
+        QCOMPARE(many.hits, branches);
+
+        // With a region: the same branch and match for the repeated text.
+        const auto a = data->findPoi(once, yuhang);
+        const auto b = data->findPoi(repeated, yuhang, true, &many);
+        QVERIFY(a && b);
+        QCOMPARE(b->poi, a->poi);
+        QCOMPARE(b->poi->divcode, yuhang->code);
+        QCOMPARE(b->matchedText, once);
+        QVERIFY(b->byName && !b->byStreet);
+        QCOMPARE(many.keys, 1);
+        QCOMPARE(many.hits, 1);
+
+        // Two distinct keys, each repeated: both counted once; the unique one wins.
+        const QString mixed = repeated.left(1000) + u"西溪书屋"_s + repeated.left(900) +
+                              u"西溪书屋"_s;
+        const auto c = data->findPoi(mixed, nullptr, true, &many);
+        QCOMPARE(many.keys, 2);
+        QCOMPARE(many.hits, branches + 1);
+        QVERIFY(!c); // the chain's tie has the same tier and length as the unique name
+        const auto d = data->findPoi(u"西溪书屋西溪书屋"_s, nullptr);
+        QVERIFY(d);
+        QCOMPARE(d->poi->name, u"西溪书屋"_s);
+    }
+
     void snapshotSwap()
     {
         const quint64 before = LocalData::generation();
