@@ -44,10 +44,11 @@ Reply zipcode(const QJsonObject &request)
             {"zipcode", ""},
             {"status", "NO_DATA"},
             {"divcode", r.divcode()},
-            {"message", QStringLiteral("no zip code is imported for %1; import a CSV with "
-                                       "`switchyard-server address import zipcodes FILE.csv` or "
-                                       "Tools > Address data")
-                            .arg(pathName(*r.leaf))}});
+            {"message",
+             QStringLiteral("no zip code is imported for %1; import a CSV with "
+                            "`switchyard-server address import zipcodes FILE.csv` or "
+                            "the Address data row of Tools > Address testing in the window")
+                 .arg(pathName(*r.leaf))}});
         reply.billable = false;
         return reply;
     }

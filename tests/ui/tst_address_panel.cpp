@@ -276,7 +276,7 @@ private slots:
         QCoreApplication::processEvents(); // the queued answer finds no panel
     }
 
-    // Last: it opens a database. Tools > Address data imports a CSV into the window's database
+    // Last: it opens a database. The Address data row imports a CSV into the window's database
     // and the engine answers from it at once; rejected rows are listed.
     void importFromTheWindow()
     {
