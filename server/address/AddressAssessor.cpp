@@ -30,24 +30,13 @@ qsizetype utf16Index(QStringView text, qsizetype cp)
     qsizetype i = 0;
     for (qsizetype n = 0; n < cp && i < text.size(); ++n)
         i += (text[i].isHighSurrogate() && i + 1 < text.size() && text[i + 1].isLowSurrogate()) ? 2
-                                                                                              : 1;
+                                                                                                : 1;
     return i;
 }
 
 QString quoted(QStringView s)
 {
     return u'\'' + s.toString() + u'\'';
-}
-
-// "浙江省杭州市余杭区" for a division (placeholders left out).
-QString pathName(const Gazetteer &g, const Division &d)
-{
-    QString out;
-    for (const Division *p : g.path(d)) {
-        if (!p->placeholder)
-            out += p->name;
-    }
-    return out;
 }
 
 bool hasAny(const QList<Segment> &segments, std::initializer_list<const char16_t *> keys)
@@ -63,8 +52,7 @@ bool hasAny(const QList<Segment> &segments, std::initializer_list<const char16_t
 
 AddressAssessor::AddressAssessor(const AddressCorrector &corrector,
                                  const AddressCompleter &completer)
-    : m_corrector(corrector)
-    , m_completer(completer)
+    : m_corrector(corrector), m_completer(completer)
 {
 }
 
@@ -191,12 +179,13 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
     bool offChainDistrict = false; // a district is named, just not one of this chain
     if (placed) {
         QList<std::pair<qsizetype, qsizetype>> flagged;
-        const QList<DivisionMatcher::Mention> mentions = m_corrector.matcher().mentions(reading.text);
+        const QList<DivisionMatcher::Mention> mentions =
+            m_corrector.matcher().mentions(reading.text);
         for (const DivisionMatcher::Mention &m : mentions) {
             // 城区, 郊区 and 矿区 are district names and everyday words (the urban area).
             const QString &name = m.division->name;
-            if (m.division->level == Level::Town || flagged.contains({m.start, m.end})
-                || name == u"城区" || name == u"郊区" || name == u"矿区")
+            if (m.division->level == Level::Town || flagged.contains({m.start, m.end}) ||
+                name == u"城区" || name == u"郊区" || name == u"矿区")
                 continue;
             bool onChain = false;
             bool covered = false;
@@ -210,19 +199,20 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
                 if (other.start != m.start || other.end != m.end)
                     continue;
                 const Division *d = other.division;
-                if (d == chain.leaf || Gazetteer::isWithin(*chain.leaf, d)
-                    || Gazetteer::isWithin(*d, chain.leaf))
+                if (d == chain.leaf || Gazetteer::isWithin(*chain.leaf, d) ||
+                    Gazetteer::isWithin(*d, chain.leaf))
                     onChain = true;
             }
             if (covered || onChain)
                 continue;
-            // Inside a longer name (南县 in 苍南县, 吉县 in a repeated 安吉县): not a name of its own.
+            // Inside a longer name (南县 in 苍南县, 吉县 in a repeated 安吉县): not a name of its
+            // own.
             bool inside = false;
             // Where divisions are listed, the name starts the text or follows another name.
             bool listed = m.start == 0 || !text[m.start - 1].isLetter();
             for (const DivisionMatcher::Mention &other : mentions) {
-                if (other.start <= m.start && m.end <= other.end
-                    && other.end - other.start > m.end - m.start)
+                if (other.start <= m.start && m.end <= other.end &&
+                    other.end - other.start > m.end - m.start)
                     inside = true;
                 if (other.end == m.start)
                     listed = true;
@@ -235,9 +225,8 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
                 if (s.start >= 0 && s.start <= m.start && m.end <= s.end)
                     host = &s;
             }
-            const bool division = host
-                                  && (host->key == u"prov" || host->key == u"city"
-                                      || host->key == u"district" || host->key == u"town");
+            const bool division = host && (host->key == u"prov" || host->key == u"city" ||
+                                           host->key == u"district" || host->key == u"town");
             if (!division && (host || m.shortForm))
                 continue;
             flagged.append({m.start, m.end});
@@ -246,8 +235,8 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
             add("REGION_INCONSISTENT",
                 QStringLiteral("%1 (%2) is not in %3: the address names divisions that do not "
                                "belong together")
-                    .arg(quoted(named), pathName(gazetteer, *m.division),
-                         pathName(gazetteer, *chain.leaf)),
+                    .arg(quoted(named), Gazetteer::pathName(*m.division),
+                         Gazetteer::pathName(*chain.leaf)),
                 m.start, m.end);
         }
     }
@@ -264,9 +253,8 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
         bool agrees = false;
         for (qint64 code : served) {
             const Division *d = gazetteer.byCode(code);
-            agrees = agrees
-                     || (d && (d == chain.leaf || Gazetteer::isWithin(*chain.leaf, d)
-                               || Gazetteer::isWithin(*d, chain.leaf)));
+            agrees = agrees || (d && (d == chain.leaf || Gazetteer::isWithin(*chain.leaf, d) ||
+                                      Gazetteer::isWithin(*d, chain.leaf)));
         }
         if (agrees)
             continue;
@@ -277,7 +265,7 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
         }
         add("AREA_CODE_MISMATCH",
             QStringLiteral("Area code %1 of %2 is %3, but the address is in %4")
-                .arg(area, quoted(p.word), names.join(u'/'), pathName(gazetteer, *chain.leaf)),
+                .arg(area, quoted(p.word), names.join(u'/'), Gazetteer::pathName(*chain.leaf)),
             utf16Index(text, p.start), utf16Index(text, p.end));
     }
 
@@ -291,10 +279,10 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
         while (j < text.size() && digitValue(text[j]) >= 0)
             ++j;
         const qsizetype length = j - i;
-        const bool glued = (i > 0 && (isAsciiLetter(text[i - 1]) || text[i - 1] == u'-'
-                                      || text[i - 1] == u'.' || text[i - 1] == u'+'))
-                           || (j < text.size() && (isAsciiLetter(text[j]) || text[j] == u'-'
-                                                   || text[j] == u'.'));
+        const bool glued =
+            (i > 0 && (isAsciiLetter(text[i - 1]) || text[i - 1] == u'-' || text[i - 1] == u'.' ||
+                       text[i - 1] == u'+')) ||
+            (j < text.size() && (isAsciiLetter(text[j]) || text[j] == u'-' || text[j] == u'.'));
         // The label right before the run, skipping a colon or spaces.
         qsizetype k = i;
         while (k > 0 && (text[k - 1] == u':' || text[k - 1] == u'：' || text[k - 1].isSpace()))
@@ -309,8 +297,8 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
                         .arg(quoted(run))
                         .arg(length),
                     i, j);
-        } else if (!glued && (length == 10 || length == 12) && digitValue(text[i]) == 1
-                   && digitValue(text[i + 1]) >= 3) {
+        } else if (!glued && (length == 10 || length == 12) && digitValue(text[i]) == 1 &&
+                   digitValue(text[i + 1]) >= 3) {
             add("PHONE_DIGITS",
                 QStringLiteral("%1 looks like a mobile number but has %2 digits; a mobile number "
                                "has 11")
@@ -324,7 +312,7 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
     for (const AddressCorrector::Correction &c : reading.corrections)
         add("REGION_MISSPELLED",
             QStringLiteral("%1 is not a division name; did you mean %2 (%3)?")
-                .arg(quoted(c.from), quoted(c.to), pathName(gazetteer, *c.division)),
+                .arg(quoted(c.from), quoted(c.to), Gazetteer::pathName(*c.division)),
             c.start, c.end);
 
     // Missing segments, for what is an address at all.
@@ -333,12 +321,12 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
             QStringLiteral("No province, city or district is named: the address cannot be placed"));
     } else if (placed && chain.leaf->level <= Level::City) {
         const auto below = gazetteer.children(*chain.leaf);
-        const bool districts = chain.leaf->level == Level::Province
-                               || (!below.empty() && below.front()->level == Level::District);
+        const bool districts = chain.leaf->level == Level::Province ||
+                               (!below.empty() && below.front()->level == Level::District);
         if (districts && !offChainDistrict)
             add("MISSING_DISTRICT",
                 QStringLiteral("No district or county: the divisions stop at %1")
-                    .arg(pathName(gazetteer, *chain.leaf)));
+                    .arg(Gazetteer::pathName(*chain.leaf)));
     }
     if (placed || located) {
         const Segment *road = StructureParser::find(segments, u"road");
@@ -346,18 +334,18 @@ AddressAssessor::Assessment AddressAssessor::assess(QStringView text) const
             add("MISSING_ROAD",
                 QStringLiteral("No road, street, community, village or place name after the "
                                "divisions"));
-        } else if (road && !hasAny(segments, {u"roadNo", u"subRoadNo", u"poi", u"subPoi",
-                                              u"houseNo"})) {
+        } else if (road &&
+                   !hasAny(segments, {u"roadNo", u"subRoadNo", u"poi", u"subPoi", u"houseNo"})) {
             add("MISSING_ROAD_NUMBER",
-                QStringLiteral("Road %1 has no number").arg(quoted(text.mid(road->start,
-                                                                            road->end - road->start))),
+                QStringLiteral("Road %1 has no number")
+                    .arg(quoted(text.mid(road->start, road->end - road->start))),
                 road->start, road->end);
         }
     }
 
     static const QStringList order = {QStringLiteral("NOT_ADDRESS"), QStringLiteral("INCONSISTENT"),
-                                      QStringLiteral("INVALID_NUMBER"), QStringLiteral("MISSPELLED"),
-                                      QStringLiteral("INCOMPLETE")};
+                                      QStringLiteral("INVALID_NUMBER"),
+                                      QStringLiteral("MISSPELLED"), QStringLiteral("INCOMPLETE")};
     out.code = QStringLiteral("OK");
     qsizetype rank = order.size();
     for (const Finding &f : out.findings)

@@ -57,6 +57,13 @@ qsizetype charOffset(QStringView text, qsizetype utf16)
     return chars;
 }
 
+QString importHint(const char *kind)
+{
+    return QStringLiteral("`switchyard-server address import %1 FILE.csv` or the Address data row "
+                          "of Tools > Address testing in the window")
+        .arg(QLatin1String(kind));
+}
+
 const DivisionMatcher &divisionMatcher()
 {
     static const DivisionMatcher matcher;

@@ -23,6 +23,9 @@ std::optional<QString> requestText(const QJsonObject &body, Reply *error);
 // in QString indexes, answers count characters (a surrogate pair is one).
 qsizetype charOffset(QStringView text, qsizetype utf16);
 
+// How to add imported data of `kind` ("zipcodes" or "pois"), for answers that lack it.
+QString importHint(const char *kind);
+
 // Built once on first use (about half a second) and shared: immutable, thread-safe.
 const DivisionMatcher &divisionMatcher();
 

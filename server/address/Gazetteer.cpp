@@ -68,8 +68,7 @@ bool parseCode(QByteArrayView v, qint64 *code)
 }
 
 // Splits a line into exactly N tab-separated fields; false on any other count.
-template<std::size_t N>
-bool splitFields(QByteArrayView line, std::array<QByteArrayView, N> *f)
+template <std::size_t N> bool splitFields(QByteArrayView line, std::array<QByteArrayView, N> *f)
 {
     qsizetype n = 0;
     qsizetype start = 0;
@@ -122,6 +121,16 @@ bool Gazetteer::isPlaceholderName(QStringView name)
 {
     return std::any_of(std::begin(kPlaceholders), std::end(kPlaceholders),
                        [&](QStringView p) { return name == p; });
+}
+
+QString Gazetteer::pathName(const Division &d)
+{
+    QString out;
+    for (const Division *p = &d; p; p = p->parent) {
+        if (!p->placeholder)
+            out.prepend(p->name);
+    }
+    return out;
 }
 
 QString Gazetteer::levelName(Level level)
@@ -479,7 +488,8 @@ bool Gazetteer::loadFormerNamesFromData(QByteArrayView tsv, QString *error)
                                     .arg(row.division->codeString(), row.division->name,
                                          QString::fromUtf8(f[4])));
         if (row.division != row.province && !isWithin(*row.division, row.province))
-            return fail(lineNo, QStringLiteral("%1 is not in %2").arg(row.division->name, province));
+            return fail(lineNo,
+                        QStringLiteral("%1 is not in %2").arg(row.division->name, province));
         bool okYear = false;
         row.year = QString::fromLatin1(f[5]).toInt(&okYear);
         if (!okYear || row.year < 1949 || row.year > 2100)
@@ -510,8 +520,7 @@ bool Gazetteer::loadFormerNamesFromData(QByteArrayView tsv, QString *error)
             return o.name == r.formerParent && o.province == r.province;
         });
         if (!current && !former)
-            return fail(lineOf[i],
-                        QStringLiteral("unknown former parent %1").arg(r.formerParent));
+            return fail(lineOf[i], QStringLiteral("unknown former parent %1").arg(r.formerParent));
     }
 
     // Short forms only where they name nothing else: no current division above the town level
@@ -522,9 +531,8 @@ bool Gazetteer::loadFormerNamesFromData(QByteArrayView tsv, QString *error)
             continue;
         const auto current =
             findByName(s, nullptr, NameMatch::Full) + findByName(s, nullptr, NameMatch::Short);
-        const bool clashes = std::any_of(current.begin(), current.end(), [](const Division *d) {
-            return d->level != Level::Town;
-        });
+        const bool clashes = std::any_of(current.begin(), current.end(),
+                                         [](const Division *d) { return d->level != Level::Town; });
         const bool shared = std::any_of(rows.begin(), rows.end(), [&](const FormerName &o) {
             return o.division != r.division && (o.name == s || shortForm(o.name) == s);
         });
@@ -576,7 +584,7 @@ qsizetype Gazetteer::memoryBytes() const
     bytes += qsizetype(m_formerNames.capacity() * sizeof(FormerName));
     for (const FormerName &r : m_formerNames)
         bytes += 48 + (r.name.capacity() + r.shortName.capacity() + r.formerParent.capacity()) * 2;
-    bytes += m_formerIndex.capacity() * qsizetype(sizeof(QStringView) + sizeof(QList<quint32>) +
-                                                  16 + 1) * 2;
+    bytes += m_formerIndex.capacity() *
+             qsizetype(sizeof(QStringView) + sizeof(QList<quint32>) + 16 + 1) * 2;
     return bytes;
 }

@@ -128,6 +128,8 @@ public:
     std::span<const Division *const> provinces() const { return children(m_root); }
     // Root first, `d` last; placeholders included.
     QList<const Division *> path(const Division &d) const;
+    // "浙江省杭州市余杭区": the names from the province down to `d`, placeholders left out.
+    static QString pathName(const Division &d);
     static bool isWithin(const Division &d, const Division *ancestor);
 
     // Divisions named `name` (full name or short form, see NameMatch), optionally only those

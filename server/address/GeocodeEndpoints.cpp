@@ -14,16 +14,6 @@ using Division = Gazetteer::Division;
 
 namespace {
 
-QString pathName(const Division &d)
-{
-    QString out;
-    for (const Division *p = &d; p; p = p->parent) {
-        if (!p->placeholder)
-            out.prepend(p->name);
-    }
-    return out;
-}
-
 // wgs84, gcj02 and level of a GCJ-02 point, plus the fields the caller adds.
 QJsonObject point(double lon, double lat, const QString &level)
 {
@@ -67,10 +57,9 @@ Located locate(const QString &text, bool streets)
     p.insert("divcode", d->codeString());
     if (!streets) // geocode: no message
         return {p, {}};
-    const QString where = pathName(*r.leaf);
-    const QString centre = QStringLiteral("this is the centre of %1").arg(pathName(*d));
-    const QString how = QStringLiteral("`switchyard-server address import pois FILE.csv` or Tools "
-                                       "> Address data");
+    const QString where = Gazetteer::pathName(*r.leaf);
+    const QString centre = QStringLiteral("this is the centre of %1").arg(Gazetteer::pathName(*d));
+    const QString how = importHint("pois");
     QString message;
     if (data->poiCount() == 0) {
         message = QStringLiteral("No points of interest are imported, so %1; import POIs with %2 "
@@ -82,11 +71,10 @@ Located locate(const QString &text, bool streets)
                       .arg(where, centre, how);
     } else {
         message = QStringLiteral("None of the %1 points of interest imported for %2 is named in "
-                                 "the text%3, so %4; name one, or import the place with %5.")
+                                 "the text or has its street address, so %3; name one, or "
+                                 "import the place with %4.")
                       .arg(n)
-                      .arg(where, streets ? QStringLiteral(" or has its street address")
-                                          : QString(),
-                           centre, how);
+                      .arg(where, centre, how);
     }
     if (d != r.leaf) {
         message += QStringLiteral(" The data has no centre for %1 (%2 level).")
@@ -95,54 +83,43 @@ Located locate(const QString &text, bool streets)
     return {p, message};
 }
 
-} // namespace
-
-// geocode: {"offline_geocode": {wgs84, gcj02, level, matched, divcode}, "status"}.
-Reply geocode(const QJsonObject &request)
+// The answer of geocode (field offline_geocode) and hp-geocode (hp_geocode, with streets and a
+// message when it falls back to a division).
+Reply answer(const QJsonObject &request, const char *field, bool streets)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const Located l = locate(*text, false);
+    const Located l = locate(*text, streets);
     if (l.point.isEmpty()) {
         return ok(QJsonObject{
-            {"offline_geocode", QJsonObject{{"wgs84", ""},
-                                            {"gcj02", ""},
-                                            {"level", ""},
-                                            {"matched", ""},
-                                            {"divcode", ""}}},
+            {QLatin1String(field),
+             QJsonObject{
+                 {"wgs84", ""}, {"gcj02", ""}, {"level", ""}, {"matched", ""}, {"divcode", ""}}},
             {"status", "NOT_FOUND"},
             {"message", "The text names no division with a known location and no imported "
                         "point of interest."}});
     }
-    return ok(QJsonObject{{"offline_geocode", l.point}, {"status", "OK"}});
+    QJsonObject body{{QLatin1String(field), l.point}, {"status", "OK"}};
+    if (!l.message.isEmpty())
+        body.insert("message", l.message);
+    return ok(body);
+}
+
+} // namespace
+
+// geocode: {"offline_geocode": {wgs84, gcj02, level, matched, divcode}, "status"}.
+Reply geocode(const QJsonObject &request)
+{
+    return answer(request, "offline_geocode", false);
 }
 
 // hp-geocode: the most precise point the data supports: a POI whose name and street address
 // the text has > a POI by street address > a POI by name > district centre > city centre.
 Reply hpGeocode(const QJsonObject &request)
 {
-    Reply error;
-    const auto text = requestText(request, &error);
-    if (!text)
-        return error;
-    const Located l = locate(*text, true);
-    if (l.point.isEmpty()) {
-        return ok(QJsonObject{
-            {"hp_geocode", QJsonObject{{"wgs84", ""},
-                                       {"gcj02", ""},
-                                       {"level", ""},
-                                       {"matched", ""},
-                                       {"divcode", ""}}},
-            {"status", "NOT_FOUND"},
-            {"message", "The text names no division with a known location and no imported "
-                        "point of interest."}});
-    }
-    QJsonObject body{{"hp_geocode", l.point}, {"status", "OK"}};
-    if (!l.message.isEmpty())
-        body.insert("message", l.message);
-    return ok(body);
+    return answer(request, "hp_geocode", true);
 }
 
 } // namespace AddressEndpoints

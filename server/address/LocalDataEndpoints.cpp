@@ -8,21 +8,6 @@ namespace AddressEndpoints {
 
 using namespace AddressCommon;
 
-namespace {
-
-// 浙江省杭州市余杭区: the division's path without the national placeholders (市辖区...).
-QString pathName(const Gazetteer::Division &d)
-{
-    QString out;
-    for (const Gazetteer::Division *p = &d; p; p = p->parent) {
-        if (!p->placeholder)
-            out.prepend(p->name);
-    }
-    return out;
-}
-
-} // namespace
-
 Reply zipcode(const QJsonObject &request)
 {
     Reply error;
@@ -44,11 +29,8 @@ Reply zipcode(const QJsonObject &request)
             {"zipcode", ""},
             {"status", "NO_DATA"},
             {"divcode", r.divcode()},
-            {"message",
-             QStringLiteral("no zip code is imported for %1; import a CSV with "
-                            "`switchyard-server address import zipcodes FILE.csv` or "
-                            "the Address data row of Tools > Address testing in the window")
-                 .arg(pathName(*r.leaf))}});
+            {"message", QStringLiteral("no zip code is imported for %1; import a CSV with %2")
+                            .arg(Gazetteer::pathName(*r.leaf), importHint("zipcodes"))}});
         reply.billable = false;
         return reply;
     }
@@ -58,7 +40,7 @@ Reply zipcode(const QJsonObject &request)
         {"status", "OK"},
         {"level", match->byRoad ? QStringLiteral("road") : Gazetteer::levelName(d->level)},
         {"divcode", d->codeString()},
-        {"matched", match->byRoad ? match->entry->road : pathName(*d)}});
+        {"matched", match->byRoad ? match->entry->road : Gazetteer::pathName(*d)}});
 }
 
 } // namespace AddressEndpoints

@@ -78,8 +78,8 @@ bool withinOneEdit(QStringView a, QStringView b)
     if (n == m) {
         if (a.sliced(i + 1) == b.sliced(i + 1))
             return true; // substitution
-        return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i]
-               && a.sliced(i + 2) == b.sliced(i + 2); // transposition
+        return i + 1 < n && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+               a.sliced(i + 2) == b.sliced(i + 2); // transposition
     }
     return n > m ? a.sliced(i + 1) == b.sliced(i) : a.sliced(i) == b.sliced(i + 1);
 }
@@ -142,7 +142,8 @@ public:
     // Best first, one per entry, at most `limit`.
     std::vector<Candidate> best(qsizetype limit, const QList<Range> &regions)
     {
-        std::erase_if(m_items, [&](const Candidate &c) { return !m_index.inside(c.entry, regions); });
+        std::erase_if(m_items,
+                      [&](const Candidate &c) { return !m_index.inside(c.entry, regions); });
         // An entry has a handful of keys: sorting the best 16 per wanted entry usually finds
         // them all without sorting every candidate.
         const qsizetype head = std::min<qsizetype>(qsizetype(m_items.size()), limit * 16);
@@ -179,15 +180,6 @@ SearchIndex::SearchIndex(const Gazetteer &gazetteer, const Pinyin &pinyin, QList
     QElapsedTimer timer;
     timer.start();
 
-    auto pathOf = [&](const Division &d) {
-        QString path;
-        for (const Division *p : gazetteer.path(d)) {
-            if (!p->placeholder)
-                path += p->name;
-        }
-        return path;
-    };
-
     // Entries in code order; extras after the divisions of the same code, in the order given.
     struct Pending
     {
@@ -204,7 +196,7 @@ SearchIndex::SearchIndex(const Gazetteer &gazetteer, const Pinyin &pinyin, QList
         Entry e;
         e.name = d.name;
         e.kind = QLatin1String(kindOf(d.level));
-        e.address = pathOf(d);
+        e.address = Gazetteer::pathName(d);
         e.divcode = d.code;
         if (d.hasCentre())
             e.gcj02 = Point{d.lon, d.lat};
@@ -214,7 +206,7 @@ SearchIndex::SearchIndex(const Gazetteer &gazetteer, const Pinyin &pinyin, QList
         Entry &e = extra[i];
         if (e.address.isEmpty()) {
             if (const Division *d = gazetteer.byCode(e.divcode))
-                e.address = pathOf(*d);
+                e.address = Gazetteer::pathName(*d);
         }
         pending.push_back(Pending{e.divcode, i + 1, nullptr, std::move(e)});
     }
@@ -313,10 +305,10 @@ void SearchIndex::rebuildFromLocalData()
             pois.append(Entry{p.name, p.aliases, QStringLiteral("poi"), QString(), p.divcode,
                               Point{p.lon, p.lat}});
     }
-    auto index = pois.isEmpty() ? std::shared_ptr<const SearchIndex>(
-                                      &builtin(), [](const SearchIndex *) {})
-                                : std::make_shared<const SearchIndex>(
-                                      Gazetteer::builtin(), Pinyin::builtin(), std::move(pois));
+    auto index = pois.isEmpty()
+                     ? std::shared_ptr<const SearchIndex>(&builtin(), [](const SearchIndex *) {})
+                     : std::make_shared<const SearchIndex>(Gazetteer::builtin(), Pinyin::builtin(),
+                                                           std::move(pois));
     setShared(std::move(index));
     indexedGeneration = generation;
 }
@@ -362,23 +354,25 @@ void SearchIndex::buildCache()
             items.clear();
             for (qsizetype i = lo; i < hi; ++i) {
                 const Key &k = m_keys[m_sorted[size_t(i)]];
-                items.push_back(Candidate{m_sorted[size_t(i)], k.length == d ? Match::Exact
-                                                                             : Match::Prefix,
+                items.push_back(Candidate{m_sorted[size_t(i)],
+                                          k.length == d ? Match::Exact : Match::Prefix,
                                           k.kind == AltLatin, m_levels[k.entry], k.length});
             }
             // Candidate::entry holds the key index here; rank by the key's entry as tie-break.
             auto less = [this](const Candidate &a, const Candidate &b) {
-                return std::tuple(a.match, a.alternative, a.level, a.keyLength, m_keys[a.entry].entry)
-                       < std::tuple(b.match, b.alternative, b.level, b.keyLength,
-                                    m_keys[b.entry].entry);
+                return std::tuple(a.match, a.alternative, a.level, a.keyLength,
+                                  m_keys[a.entry].entry) < std::tuple(b.match, b.alternative,
+                                                                      b.level, b.keyLength,
+                                                                      m_keys[b.entry].entry);
             };
             // An entry has a handful of keys under one prefix: 8 per slot is plenty.
-            const auto middle = items.begin()
-                                + std::min<qsizetype>(qsizetype(items.size()), kCacheSize * 8);
+            const auto middle =
+                items.begin() + std::min<qsizetype>(qsizetype(items.size()), kCacheSize * 8);
             std::partial_sort(items.begin(), middle, items.end(), less);
             std::vector<quint32> best;
             QSet<quint32> seen;
-            for (auto it = items.begin(); it != middle && qsizetype(best.size()) < kCacheSize; ++it) {
+            for (auto it = items.begin(); it != middle && qsizetype(best.size()) < kCacheSize;
+                 ++it) {
                 const quint32 entry = m_keys[it->entry].entry;
                 if (!seen.contains(entry)) {
                     seen.insert(entry);
@@ -422,8 +416,8 @@ bool SearchIndex::inside(quint32 entry, const QList<Range> &ranges) const
     return false;
 }
 
-std::vector<std::pair<quint32, quint32>>
-SearchIndex::regionKeySpans(const QList<Range> &ranges, qsizetype *count) const
+std::vector<std::pair<quint32, quint32>> SearchIndex::regionKeySpans(const QList<Range> &ranges,
+                                                                     qsizetype *count) const
 {
     // Entries are sorted by code, so a region's entries (and their keys) are contiguous.
     std::vector<std::pair<quint32, quint32>> spans;
@@ -498,8 +492,9 @@ void SearchIndex::collectFuzzy(QStringView q, const QList<Range> &ranges, Collec
     const std::vector<quint32> &list = han ? m_fuzzyHan : m_fuzzyLatin;
     auto it = std::lower_bound(list.begin(), list.end(), shortest,
                                [this](quint32 k, qsizetype len) { return m_keys[k].length < len; });
-    auto end = std::upper_bound(it, list.end(), longest,
-                                [this](qsizetype len, quint32 k) { return len < m_keys[k].length; });
+    auto end = std::upper_bound(it, list.end(), longest, [this](qsizetype len, quint32 k) {
+        return len < m_keys[k].length;
+    });
     if (!ranges.isEmpty()) {
         qsizetype regionKeys = 0;
         const auto spans = regionKeySpans(ranges, &regionKeys);
@@ -507,8 +502,8 @@ void SearchIndex::collectFuzzy(QStringView q, const QList<Range> &ranges, Collec
             for (const auto &[a, b] : spans) {
                 for (quint32 k = a; k < b; ++k) {
                     const Key &key = m_keys[k];
-                    if (key.fuzzy && (key.kind == Han) == han && key.length >= shortest
-                        && key.length <= longest)
+                    if (key.fuzzy && (key.kind == Han) == han && key.length >= shortest &&
+                        key.length <= longest)
                         consider(k);
                 }
             }
@@ -586,8 +581,8 @@ QList<SearchIndex::Hit> SearchIndex::run(QStringView query, int limit,
         h.entry = c.entry;
         h.match = c.match;
         h.alternative = c.alternative;
-        const double score = baseScore(c.match) - (c.alternative ? 0.05 : 0.0)
-                             - 0.01 * (c.level - 1);
+        const double score =
+            baseScore(c.match) - (c.alternative ? 0.05 : 0.0) - 0.01 * (c.level - 1);
         h.score = std::round(score * 1000) / 1000;
         hits.append(h);
     }
