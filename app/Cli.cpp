@@ -316,8 +316,8 @@ int address(const QStringList &args)
         if (files.size() != 1)
             throw UsageError("expected exactly one CSV file");
         DirectStore ds(p.options);
-        const ImportReport report = AddressDataStore::importFile(*ds.store, *kind, files.first(),
-                                                                 p.parser.isSet(replace));
+        const ImportReport report =
+            AddressDataStore::importFile(*ds.store, *kind, files.first(), p.parser.isSet(replace));
         if (!report.ok()) {
             err() << "error: " << report.fatal << "\n";
             return 1;

@@ -4,8 +4,8 @@
 
 #include <QCheckBox>
 #include <QClipboard>
-#include <QFileDialog>
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QGuiApplication>
@@ -19,8 +19,8 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
-#include <QTabWidget>
 #include <QTableWidget>
+#include <QTabWidget>
 #include <QTextCursor>
 #include <QTextEdit>
 #include <QThreadPool>
@@ -287,9 +287,9 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     dataRow->addWidget(m_importKind);
     dataRow->addWidget(m_importReplace);
     dataRow->addWidget(m_importButton);
-    for (QWidget *w : {static_cast<QWidget *>(m_importKind),
-                       static_cast<QWidget *>(m_importReplace),
-                       static_cast<QWidget *>(m_importButton)})
+    for (QWidget *w :
+         {static_cast<QWidget *>(m_importKind), static_cast<QWidget *>(m_importReplace),
+          static_cast<QWidget *>(m_importButton)})
         w->setEnabled(false);
     m_importButton->setToolTip(tr("CSV formats: see the README (Address services)."));
     connect(m_importButton, &QPushButton::clicked, this, &AddressPanel::chooseImportFile);
@@ -538,9 +538,8 @@ void AddressPanel::showAssessment(const QList<Call> &calls)
         if (!assessment)
             continue;
         const QJsonArray findings = assessment->value("findings").toArray();
-        m_assessmentCode->setText(
-            tr("Code: %1 (%n finding(s))", nullptr, int(findings.size()))
-                .arg(assessment->value("code").toVariant().toString()));
+        m_assessmentCode->setText(tr("Code: %1 (%n finding(s))", nullptr, int(findings.size()))
+                                      .arg(assessment->value("code").toVariant().toString()));
         m_findings->setRowCount(int(findings.size()));
         for (int row = 0; row < findings.size(); ++row) {
             const QJsonObject f = findings.at(row).toObject();
@@ -574,9 +573,9 @@ void AddressPanel::showDataStatus()
 
 void AddressPanel::chooseImportFile()
 {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Import %1").arg(m_importKind->currentText()), QString(),
-        tr("CSV files (*.csv);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Import %1").arg(m_importKind->currentText()),
+                                     QString(), tr("CSV files (*.csv);;All files (*)"));
     if (path.isEmpty())
         return;
     const auto kind = AddressDataStore::parseKind(m_importKind->currentData().toString());
@@ -612,9 +611,9 @@ void AddressPanel::importFile(AddressDataStore::Kind kind, const QString &path, 
                 if (report.errors.size() > 5)
                     lines << tr("… and %1 more rejected rows").arg(report.errors.size() - 5);
                 self->m_importSummary->setText(lines.join(QLatin1Char('\n')));
-                self->m_importSummary->setStyleSheet(
-                    report.ok() && report.errors.isEmpty() ? QString()
-                                                           : QStringLiteral("color: #c0392b;"));
+                self->m_importSummary->setStyleSheet(report.ok() && report.errors.isEmpty()
+                                                         ? QString()
+                                                         : QStringLiteral("color: #c0392b;"));
                 self->showDataStatus();
                 emit self->importFinished();
             },

@@ -66,7 +66,7 @@ void warmUp()
         AddressCommon::divisionMatcher();
         StructureParser::shared();
         AddressAssessor::shared(); // the corrector, completer and area codes
-        SearchIndex::shared(); // pinyin keys of every division and the prefix cache
+        SearchIndex::shared();     // pinyin keys of every division and the prefix cache
     });
 }
 

@@ -4,10 +4,7 @@
 
 #include <algorithm>
 
-AddressCompleter::AddressCompleter(const StructureParser &parser)
-    : m_parser(parser)
-{
-}
+AddressCompleter::AddressCompleter(const StructureParser &parser) : m_parser(parser) {}
 
 const AddressCompleter &AddressCompleter::shared()
 {
@@ -27,17 +24,18 @@ AddressCompleter::Result AddressCompleter::complete(QStringView text) const
     // A town's short form that ends like a road and carries the road's number (南京东路200号,
     // 南京东路 also naming 南京东路街道) is the road: the town is then not known.
     const DivisionMatcher::Mention &town = out.divisions.town;
-    if (town.division && !town.inferred() && town.shortForm
-        && !StructureParser::find(out.segments, u"road")) {
+    if (town.division && !town.inferred() && town.shortForm &&
+        !StructureParser::find(out.segments, u"road")) {
         for (qsizetype i = 0; i + 1 < out.segments.size(); ++i) {
             Segment &s = out.segments[i];
-            if (s.key == u"town" && s.start == town.start && !s.text.isEmpty()
-                && QStringView(u"路街道巷").contains(s.text.back())
-                && out.segments[i + 1].key == u"roadNo") {
+            if (s.key == u"town" && s.start == town.start && !s.text.isEmpty() &&
+                QStringView(u"路街道巷").contains(s.text.back()) &&
+                out.segments[i + 1].key == u"roadNo") {
                 s.key = QStringLiteral("road");
                 out.divisions.town = {};
-                out.divisions.leaf = out.divisions.district.division ? out.divisions.district.division
-                                                                     : out.divisions.city.division;
+                out.divisions.leaf = out.divisions.district.division
+                                         ? out.divisions.district.division
+                                         : out.divisions.city.division;
                 break;
             }
         }

@@ -76,8 +76,8 @@ bool overlaps(qsizetype s1, qsizetype e1, qsizetype s2, qsizetype e2)
 // True when [start, end) overlaps a division the chain read from the text.
 bool overlapsChain(const DivisionMatcher::Result &chain, qsizetype start, qsizetype end)
 {
-    for (const DivisionMatcher::Mention *m : {&chain.province, &chain.city, &chain.district,
-                                              &chain.town}) {
+    for (const DivisionMatcher::Mention *m :
+         {&chain.province, &chain.city, &chain.district, &chain.town}) {
         if (m->division && !m->inferred() && overlaps(start, end, m->start, m->end))
             return true;
     }
@@ -87,8 +87,7 @@ bool overlapsChain(const DivisionMatcher::Result &chain, qsizetype start, qsizet
 } // namespace
 
 AddressCorrector::AddressCorrector(const DivisionMatcher &matcher, const Pinyin &pinyin)
-    : m_matcher(matcher)
-    , m_pinyin(pinyin)
+    : m_matcher(matcher), m_pinyin(pinyin)
 {
     for (const Division &d : matcher.gazetteer().all()) {
         if (d.placeholder || d.level == Level::Town)
@@ -213,8 +212,8 @@ AddressCorrector::candidates(QStringView text, const DivisionMatcher::Result &ch
     const Division *townParent = nullptr;
     if (chain.district.division && !chain.town.division)
         townParent = chain.district.division;
-    else if (chain.city.division && !chain.district.division && !chain.town.division
-             && !chain.city.division->placeholder) {
+    else if (chain.city.division && !chain.district.division && !chain.town.division &&
+             !chain.city.division->placeholder) {
         const auto kids = gazetteer.children(*chain.city.division);
         if (!kids.empty() && kids.front()->level == Level::Town)
             townParent = chain.city.division;
@@ -241,8 +240,8 @@ AddressCorrector::candidates(QStringView text, const DivisionMatcher::Result &ch
                 const auto it = m_oneOff.constFind(key);
                 if (it != m_oneOff.cend()) {
                     for (const Entry &e : *it) {
-                        if (homophones(keep, (e.shortForm ? e.division->shortName
-                                                          : e.division->name)[k]))
+                        if (homophones(keep,
+                                       (e.shortForm ? e.division->shortName : e.division->name)[k]))
                             hits.append(e);
                     }
                 }
@@ -339,8 +338,8 @@ QList<AddressCorrector::Reading> AddressCorrector::correct(QStringView text, int
             for (const Correction &p : picked) {
                 if (overlaps(c.start, c.start + c.length, p.start, p.end)) {
                     clash = true;
-                    if (p.start == c.start && p.end == c.start + c.length
-                        && p.division != c.division) {
+                    if (p.start == c.start && p.end == c.start + c.length &&
+                        p.division != c.division) {
                         // Same span, another division: a tie when it scored the same.
                         const auto scoreOf = [&](const Correction &x) {
                             for (const Candidate &y : found)

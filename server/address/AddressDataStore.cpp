@@ -55,10 +55,11 @@ struct Target
 Target target(AddressDataStore::Kind kind)
 {
     if (kind == AddressDataStore::Kind::Zipcodes)
-        return {QStringLiteral("address_zipcodes"),
-                QStringLiteral("divcode BIGINT NOT NULL, road TEXT NOT NULL, zipcode TEXT NOT NULL"),
-                QStringLiteral("divcode, road, zipcode"), QStringLiteral("divcode, road"),
-                QStringLiteral("zipcode = excluded.zipcode, imported_ms = excluded.imported_ms")};
+        return {
+            QStringLiteral("address_zipcodes"),
+            QStringLiteral("divcode BIGINT NOT NULL, road TEXT NOT NULL, zipcode TEXT NOT NULL"),
+            QStringLiteral("divcode, road, zipcode"), QStringLiteral("divcode, road"),
+            QStringLiteral("zipcode = excluded.zipcode, imported_ms = excluded.imported_ms")};
     return {QStringLiteral("address_pois"),
             QStringLiteral("divcode BIGINT NOT NULL, name TEXT NOT NULL, address TEXT NOT NULL, "
                            "lon DOUBLE PRECISION NOT NULL, lat DOUBLE PRECISION NOT NULL, "
@@ -81,8 +82,8 @@ QString stageName(AddressDataStore::Kind kind)
 // Qualified, so that DELETE and DROP can never reach a main table of the same name.
 QString stageTable(const Store &store, AddressDataStore::Kind kind)
 {
-    return (store.isPostgres() ? QStringLiteral("pg_temp.") : QStringLiteral("temp."))
-           + stageName(kind);
+    return (store.isPostgres() ? QStringLiteral("pg_temp.") : QStringLiteral("temp.")) +
+           stageName(kind);
 }
 
 // Drops the staging table however the import ends.
@@ -115,9 +116,9 @@ void write(Store &store, AddressDataStore::Kind kind, const QList<Row> &rows, bo
         // Not prepared: PostgreSQL cannot prepare DDL.
         QSqlQuery q(db);
         // A table left by an import that failed to drop it is emptied, not reused as is.
-        if (!q.exec(QStringLiteral("CREATE TEMP TABLE IF NOT EXISTS ") + stageName(kind)
-                    + QStringLiteral(" (line INTEGER NOT NULL, ") + t.stageTypes + u')')
-            || !q.exec(QStringLiteral("DELETE FROM ") + stage))
+        if (!q.exec(QStringLiteral("CREATE TEMP TABLE IF NOT EXISTS ") + stageName(kind) +
+                    QStringLiteral(" (line INTEGER NOT NULL, ") + t.stageTypes + u')') ||
+            !q.exec(QStringLiteral("DELETE FROM ") + stage))
             throw StoreError(QStringLiteral("create the staging table: %1")
                                  .arg(q.lastError().text())
                                  .toStdString());
@@ -134,8 +135,8 @@ void write(Store &store, AddressDataStore::Kind kind, const QList<Row> &rows, bo
             QString marks = QStringLiteral("?");
             for (int i = 1; i < values; ++i)
                 marks += QStringLiteral(", ?");
-            prepare(q, QStringLiteral("INSERT INTO ") + stage + QStringLiteral(" (line, ")
-                           + t.columns + QStringLiteral(") VALUES (") + marks + u')');
+            prepare(q, QStringLiteral("INSERT INTO ") + stage + QStringLiteral(" (line, ") +
+                           t.columns + QStringLiteral(") VALUES (") + marks + u')');
             qsizetype staged = 0;
             for (const Row &row : rows) {
                 q.bindValue(0, row.line);
@@ -164,11 +165,11 @@ void write(Store &store, AddressDataStore::Kind kind, const QList<Row> &rows, bo
         QSqlQuery q(db);
         // "WHERE 1 = 1": SQLite would otherwise read ON CONFLICT as a join constraint. ORDER BY
         // line keeps the file's order in the ids (the load order of POIs).
-        prepare(q, QStringLiteral("INSERT INTO ") + t.table + QStringLiteral(" (") + t.columns
-                       + QStringLiteral(", imported_ms) SELECT ") + t.columns
-                       + QStringLiteral(", ? FROM ") + stage
-                       + QStringLiteral(" WHERE 1 = 1 ORDER BY line ON CONFLICT (") + t.key
-                       + QStringLiteral(") DO UPDATE SET ") + t.updates);
+        prepare(q, QStringLiteral("INSERT INTO ") + t.table + QStringLiteral(" (") + t.columns +
+                       QStringLiteral(", imported_ms) SELECT ") + t.columns +
+                       QStringLiteral(", ? FROM ") + stage +
+                       QStringLiteral(" WHERE 1 = 1 ORDER BY line ON CONFLICT (") + t.key +
+                       QStringLiteral(") DO UPDATE SET ") + t.updates);
         q.bindValue(0, QDateTime::currentMSecsSinceEpoch());
         exec(q, QStringLiteral("write ") + t.table);
         report.total = countRows(db, t.table);
@@ -207,8 +208,8 @@ QString ImportReport::summary() const
 {
     if (!ok())
         return QStringLiteral("Nothing imported: %1").arg(fatal);
-    const QString noun = kind == u"pois" ? QStringLiteral("points of interest")
-                                         : QStringLiteral("zip codes");
+    const QString noun =
+        kind == u"pois" ? QStringLiteral("points of interest") : QStringLiteral("zip codes");
     QString s = QStringLiteral("Imported %1 of %2 rows (%3 new, %4 updated)")
                     .arg(imported)
                     .arg(records)
@@ -260,13 +261,14 @@ ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replac
                 rows.prepend(*it);
             }
         }
-        write(store, kind, rows, replace,
-              [](QSqlQuery &q, const LocalDataCsv::ZipRow &r) {
-                  q.bindValue(1, r.divcode);
-                  q.bindValue(2, r.road.isNull() ? QStringLiteral("") : r.road);
-                  q.bindValue(3, r.zipcode);
-              },
-              progress, report);
+        write(
+            store, kind, rows, replace,
+            [](QSqlQuery &q, const LocalDataCsv::ZipRow &r) {
+                q.bindValue(1, r.divcode);
+                q.bindValue(2, r.road.isNull() ? QStringLiteral("") : r.road);
+                q.bindValue(3, r.zipcode);
+            },
+            progress, report);
         report.updated += int(parsed.rows.size() - rows.size());
         report.imported = int(parsed.rows.size());
         return report;
@@ -287,17 +289,18 @@ ImportReport importData(Store &store, Kind kind, QByteArrayView csv, bool replac
         }
     }
     const auto text = [](const QString &s) { return s.isNull() ? QStringLiteral("") : s; };
-    write(store, kind, rows, replace,
-          [&](QSqlQuery &q, const LocalDataCsv::PoiRow &r) {
-              q.bindValue(1, r.divcode);
-              q.bindValue(2, r.name);
-              q.bindValue(3, text(r.address));
-              q.bindValue(4, r.lon);
-              q.bindValue(5, r.lat);
-              q.bindValue(6, text(r.category));
-              q.bindValue(7, text(r.aliases.join(u'|')));
-          },
-          progress, report);
+    write(
+        store, kind, rows, replace,
+        [&](QSqlQuery &q, const LocalDataCsv::PoiRow &r) {
+            q.bindValue(1, r.divcode);
+            q.bindValue(2, r.name);
+            q.bindValue(3, text(r.address));
+            q.bindValue(4, r.lon);
+            q.bindValue(5, r.lat);
+            q.bindValue(6, text(r.category));
+            q.bindValue(7, text(r.aliases.join(u'|')));
+        },
+        progress, report);
     report.updated += int(parsed.rows.size() - rows.size());
     report.imported = int(parsed.rows.size());
     return report;
@@ -414,11 +417,10 @@ Counts counts(Store &store)
 DataVersion dataVersion(Store &store)
 {
     QSqlQuery q(store.database());
-    prepare(q, QStringLiteral(
-                   "SELECT (SELECT COUNT(*) FROM address_zipcodes), "
-                   "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_zipcodes), "
-                   "(SELECT COUNT(*) FROM address_pois), "
-                   "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_pois)"));
+    prepare(q, QStringLiteral("SELECT (SELECT COUNT(*) FROM address_zipcodes), "
+                              "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_zipcodes), "
+                              "(SELECT COUNT(*) FROM address_pois), "
+                              "(SELECT COALESCE(MAX(imported_ms), 0) FROM address_pois)"));
     exec(q, QStringLiteral("read the address data version"));
     DataVersion v;
     if (q.next())

@@ -99,8 +99,7 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
                 c->abort();
     };
     // The client keeps the call alive until onDone has run.
-    call->onDone = [ctx, status, body, local, price](UpstreamError error,
-                                                           const QString &message) {
+    call->onDone = [ctx, status, body, local, price](UpstreamError error, const QString &message) {
         QString problem;
         QJsonObject answer;
         if (error != UpstreamError::None) {

@@ -18,4 +18,3 @@ struct AddressUpstreamConfig
     // Reads the `address.upstream` object; throws std::runtime_error naming the bad field.
     static AddressUpstreamConfig fromJson(const QJsonObject &json);
 };
-

@@ -204,9 +204,8 @@ DivisionMatcher::Result DivisionMatcher::resolve(QStringView text) const
         // Mentions per chain level.
         std::array<QList<int>, 4> options;
         for (int k = 0; k < depth; ++k)
-            for (int j = 0; j < found.size() &&
-                            options[std::size_t(k)].size() < kMaxOptionsPerLevel;
-                 ++j)
+            for (int j = 0;
+                 j < found.size() && options[std::size_t(k)].size() < kMaxOptionsPerLevel; ++j)
                 if (found[j].division == chain[std::size_t(k)])
                     options[std::size_t(k)].append(j);
 

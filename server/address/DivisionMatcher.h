@@ -68,8 +68,8 @@ public:
         Mention district;
         Mention town;
         const Division *leaf = nullptr; // the most specific division resolved
-        int score = 0; // in half points: 8 per level named in full, in order
-        bool ambiguous = false; // another chain scored the same
+        int score = 0;                  // in half points: 8 per level named in full, in order
+        bool ambiguous = false;         // another chain scored the same
 
         bool isEmpty() const { return leaf == nullptr; }
         // The leaf's 12-digit code, empty when nothing was resolved.

@@ -6,12 +6,12 @@
 
 namespace {
 
-constexpr const char16_t *kSenderLabels[] = {u"寄件人", u"发件人", u"寄件方", u"寄方", u"发货人",
-                                             u"寄件地址", u"发件地址", u"寄自", u"from", u"From",
-                                             u"FROM"};
-constexpr const char16_t *kReceiverLabels[] = {u"收件人", u"收货人", u"收件方", u"收方",
-                                               u"收件地址", u"收货地址", u"送至", u"寄往", u"寄到",
-                                               u"送到", u"to", u"To", u"TO"};
+constexpr const char16_t *kSenderLabels[] = {u"寄件人", u"发件人",   u"寄件方",   u"寄方",
+                                             u"发货人", u"寄件地址", u"发件地址", u"寄自",
+                                             u"from",   u"From",     u"FROM"};
+constexpr const char16_t *kReceiverLabels[] = {
+    u"收件人", u"收货人", u"收件方", u"收方", u"收件地址", u"收货地址", u"送至",
+    u"寄往",   u"寄到",   u"送到",   u"to",   u"To",       u"TO"};
 
 struct LabelIndex
 {
@@ -129,8 +129,8 @@ ExpressExtractor::Result ExpressExtractor::extract(QStringView text) const
 
     using Kind = LocationExtractor::Kind;
     const auto isDivision = [](const LocationExtractor::Piece &p) {
-        return p.kind == Kind::Province || p.kind == Kind::City || p.kind == Kind::District
-               || (p.kind == Kind::Town && p.division);
+        return p.kind == Kind::Province || p.kind == Kind::City || p.kind == Kind::District ||
+               (p.kind == Kind::Town && p.division);
     };
     // A label may split the address (所在地区: 山东省 青岛市 市南区 详细地址: 香港中路10号): the
     // divisions come from one fragment, the street from the next when nothing but labels and
@@ -145,16 +145,15 @@ ExpressExtractor::Result ExpressExtractor::extract(QStringView text) const
         return true;
     };
     const bool hasStreet = address->first(Kind::Road) || address->first(Kind::Poi);
-    if (!hasStreet && index + 1 < locations.size()
-        && onlyLabelsBetween(address->end, locations[index + 1].start)) {
+    if (!hasStreet && index + 1 < locations.size() &&
+        onlyLabelsBetween(address->end, locations[index + 1].start)) {
         for (const LocationExtractor::Piece &p : locations[index + 1].pieces)
             pieces.append(p);
-    } else if (index > 0 && !std::any_of(pieces.cbegin(), pieces.cend(), isDivision)
-               && onlyLabelsBetween(locations[index - 1].end, address->start)) {
+    } else if (index > 0 && !std::any_of(pieces.cbegin(), pieces.cend(), isDivision) &&
+               onlyLabelsBetween(locations[index - 1].end, address->start)) {
         const auto &before = locations[index - 1].pieces;
-        if (!std::any_of(before.cbegin(), before.cend(), [](const auto &p) {
-                return p.kind == Kind::Road;
-            }))
+        if (!std::any_of(before.cbegin(), before.cend(),
+                         [](const auto &p) { return p.kind == Kind::Road; }))
             pieces = before + pieces;
     }
 

@@ -83,10 +83,10 @@ public:
     // A name that no longer exists and the current division it became (part of).
     struct FormerName
     {
-        QString name;      // full name as it was: 江东区
-        QString shortName; // 江东; empty when too short, also a current name (province to
-                           // district level) or the short form of a former name of elsewhere
-        QString formerParent;               // the city it belonged to then; may be empty
+        QString name;         // full name as it was: 江东区
+        QString shortName;    // 江东; empty when too short, also a current name (province to
+                              // district level) or the short form of a former name of elsewhere
+        QString formerParent; // the city it belonged to then; may be empty
         const Division *division = nullptr; // now: 鄞州区 (a province, city or district)
         const Division *province = nullptr; // the province it was and is in
         int year = 0;                       // of the change

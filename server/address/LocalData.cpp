@@ -62,7 +62,8 @@ std::optional<Header> readHeader(const LocalDataCsv::Record &record, const QStri
             return std::nullopt;
         }
         if (h.columns.contains(name)) {
-            *fatal = QStringLiteral("line %1: column '%2' appears twice").arg(record.line).arg(name);
+            *fatal =
+                QStringLiteral("line %1: column '%2' appears twice").arg(record.line).arg(name);
             return std::nullopt;
         }
         h.columns.insert(name, i);
@@ -168,7 +169,9 @@ QList<Record> parseRecords(QStringView text)
     const qsizetype n = text.size();
     qsizetype i = 0;
     int line = 1;
-    const auto atLineEnd = [&](qsizetype at) { return at >= n || text[at] == u'\n' || text[at] == u'\r'; };
+    const auto atLineEnd = [&](qsizetype at) {
+        return at >= n || text[at] == u'\n' || text[at] == u'\r';
+    };
     // Consumes one line break at i (\r\n, \n or \r).
     const auto takeLineEnd = [&] {
         if (i < n && text[i] == u'\r')
@@ -291,10 +294,9 @@ Parsed<ZipRow> parseZipcodes(QByteArrayView csv, const Gazetteer &g)
                                    "zipcode,province,city,district,town,road");
         return out;
     }
-    const auto header = readHeader(records.first(),
-                                   {"zipcode", "province", "city", "district", "town", "road",
-                                    "divcode"},
-                                   &out.fatal);
+    const auto header = readHeader(
+        records.first(), {"zipcode", "province", "city", "district", "town", "road", "divcode"},
+        &out.fatal);
     if (!header)
         return out;
     if (!header->has("zipcode") || (!header->has("province") && !header->has("divcode"))) {
@@ -312,7 +314,9 @@ Parsed<ZipRow> parseZipcodes(QByteArrayView csv, const Gazetteer &g)
             continue;
         }
         if (r.fields.size() > header->size) {
-            reject(QStringLiteral("%1 fields, the header has %2").arg(r.fields.size()).arg(header->size));
+            reject(QStringLiteral("%1 fields, the header has %2")
+                       .arg(r.fields.size())
+                       .arg(header->size));
             continue;
         }
         const QString zip = field(r, header->index("zipcode"));
@@ -378,7 +382,9 @@ Parsed<PoiRow> parsePois(QByteArrayView csv, const Gazetteer &g)
             continue;
         }
         if (r.fields.size() > header->size) {
-            reject(QStringLiteral("%1 fields, the header has %2").arg(r.fields.size()).arg(header->size));
+            reject(QStringLiteral("%1 fields, the header has %2")
+                       .arg(r.fields.size())
+                       .arg(header->size));
             continue;
         }
         PoiRow row;
@@ -429,7 +435,8 @@ Parsed<PoiRow> parsePois(QByteArrayView csv, const Gazetteer &g)
         row.divcode = d->code;
         row.address = field(r, header->index("address"));
         row.category = field(r, header->index("category"));
-        for (const QString &a : field(r, header->index("aliases")).split(u'|', Qt::SkipEmptyParts)) {
+        for (const QString &a :
+             field(r, header->index("aliases")).split(u'|', Qt::SkipEmptyParts)) {
             const QString alias = a.trimmed();
             if (!alias.isEmpty() && alias != row.name && !row.aliases.contains(alias))
                 row.aliases.append(alias);

@@ -87,7 +87,7 @@ template <class Row> struct Parsed
 {
     QList<Row> rows;
     QList<RowError> errors;
-    QString fatal; // the file as a whole is unusable; rows and errors are then empty
+    QString fatal;   // the file as a whole is unusable; rows and errors are then empty
     int records = 0; // data records read (good + bad)
 };
 
@@ -145,9 +145,9 @@ public:
     };
 
     // Builds the indexes; entries whose divcode the gazetteer does not know are dropped.
-    static std::shared_ptr<const LocalData> build(std::vector<ZipEntry> zipcodes,
-                                                  std::vector<Poi> pois,
-                                                  const Gazetteer &gazetteer = Gazetteer::builtin());
+    static std::shared_ptr<const LocalData>
+    build(std::vector<ZipEntry> zipcodes, std::vector<Poi> pois,
+          const Gazetteer &gazetteer = Gazetteer::builtin());
 
     static std::shared_ptr<const LocalData> current();
     static void install(std::shared_ptr<const LocalData> data);
@@ -200,11 +200,11 @@ private:
     const Gazetteer *m_gazetteer = nullptr;
     std::vector<ZipEntry> m_zips;
     std::vector<Poi> m_pois;
-    QHash<qint64, quint32> m_zipByDivision;          // rows without a road
-    QHash<qint64, std::vector<quint32>> m_zipRoads;  // road rows, by own and district code
-    std::deque<QString> m_keys;                       // storage the views below point into
+    QHash<qint64, quint32> m_zipByDivision;            // rows without a road
+    QHash<qint64, std::vector<quint32>> m_zipRoads;    // road rows, by own and district code
+    std::deque<QString> m_keys;                        // storage the views below point into
     QHash<QStringView, std::vector<KeyHit>> m_poiKeys; // names, aliases, streets
-    QHash<QStringView, bool> m_poiPrefixes;           // every prefix (2+ chars) of every key
-    std::vector<qint64> m_poiCodes;                   // every POI's divcode, sorted
+    QHash<QStringView, bool> m_poiPrefixes;            // every prefix (2+ chars) of every key
+    std::vector<qint64> m_poiCodes;                    // every POI's divcode, sorted
     qsizetype m_maxKey = 0;
 };

@@ -19,30 +19,31 @@ constexpr char16_t kStops[] =
 // Conjunctions: a piece may start with one (和平路) but not hold one inside.
 constexpr char16_t kConjunctions[] = u"与及或跟";
 
-constexpr const char16_t *kTownSuffixes[] = {u"街道", u"镇", u"乡", u"开发区", u"工业园区",
-                                             u"工业园", u"工业区", u"高新区", u"新区", u"社区",
-                                             u"村", u"嘎查", u"农场", u"林场", u"管委会"};
-constexpr const char16_t *kRoadSuffixes[] = {u"大道", u"大街", u"公路", u"路", u"街", u"巷",
-                                             u"胡同", u"道", u"里弄", u"国道", u"省道"};
+constexpr const char16_t *kTownSuffixes[] = {
+    u"街道", u"镇",   u"乡", u"开发区", u"工业园区", u"工业园", u"工业区", u"高新区",
+    u"新区", u"社区", u"村", u"嘎查",   u"农场",     u"林场",   u"管委会"};
+constexpr const char16_t *kRoadSuffixes[] = {u"大道", u"大街", u"公路", u"路",   u"街",  u"巷",
+                                             u"胡同", u"道",   u"里弄", u"国道", u"省道"};
 constexpr const char16_t *kPoiSuffixes[] = {
-    u"小区", u"大厦", u"广场", u"中心", u"花园", u"公寓", u"大楼", u"园区", u"科技园", u"产业园",
-    u"软件园", u"物流园", u"学校", u"大学", u"学院", u"中学", u"小学", u"幼儿园", u"医院",
-    u"酒店", u"宾馆", u"饭店", u"公司", u"超市", u"商场", u"市场", u"商城", u"商厦", u"车站",
-    u"地铁站", u"机场", u"苑", u"园", u"城", u"府", u"庭", u"湾", u"坊", u"家园", u"新村",
-    u"公馆", u"大院", u"基地", u"馆", u"厂", u"店", u"写字楼", u"仓库", u"公园", u"景区",
-    u"银行", u"宿舍", u"家属院", u"楼", u"阁", u"轩", u"居", u"墅", u"港", u"座", u"站", u"所",
-    u"局", u"院", u"堂"};
+    u"小区",   u"大厦",   u"广场",   u"中心", u"花园", u"公寓", u"大楼", u"园区",   u"科技园",
+    u"产业园", u"软件园", u"物流园", u"学校", u"大学", u"学院", u"中学", u"小学",   u"幼儿园",
+    u"医院",   u"酒店",   u"宾馆",   u"饭店", u"公司", u"超市", u"商场", u"市场",   u"商城",
+    u"商厦",   u"车站",   u"地铁站", u"机场", u"苑",   u"园",   u"城",   u"府",     u"庭",
+    u"湾",     u"坊",     u"家园",   u"新村", u"公馆", u"大院", u"基地", u"馆",     u"厂",
+    u"店",     u"写字楼", u"仓库",   u"公园", u"景区", u"银行", u"宿舍", u"家属院", u"楼",
+    u"阁",     u"轩",     u"居",     u"墅",   u"港",   u"座",   u"站",   u"所",     u"局",
+    u"院",     u"堂"};
 // Units after a number. Longest first.
 constexpr const char16_t *kNumberUnits[] = {u"号楼", u"号院", u"号房", u"单元", u"号", u"弄",
-                                            u"栋", u"幢", u"室", u"层", u"楼", u"座", u"户",
-                                            u"组", u"期", u"区", u"排", u"门"};
+                                            u"栋",   u"幢",   u"室",   u"层",   u"楼", u"座",
+                                            u"户",   u"组",   u"期",   u"区",   u"排", u"门"};
 // Labels and other words that end a fragment (the fragment may start right after them).
 constexpr const char16_t *kLabels[] = {
-    u"收货地址", u"详细地址", u"所在地区", u"收件地址", u"寄件地址", u"地址", u"手机号码",
-    u"手机号", u"手机", u"电话号码", u"联系电话", u"电话", u"座机", u"固话", u"联系方式",
-    u"收件人", u"收货人", u"联系人", u"寄件人", u"发件人", u"姓名", u"备注", u"邮编",
-    u"快递单号", u"运单号", u"订单号", u"单号", u"订单", u"快递", u"附近", u"对面", u"旁边",
-    u"门口", u"楼下"};
+    u"收货地址", u"详细地址", u"所在地区", u"收件地址", u"寄件地址", u"地址",   u"手机号码",
+    u"手机号",   u"手机",     u"电话号码", u"联系电话", u"电话",     u"座机",   u"固话",
+    u"联系方式", u"收件人",   u"收货人",   u"联系人",   u"寄件人",   u"发件人", u"姓名",
+    u"备注",     u"邮编",     u"快递单号", u"运单号",   u"订单号",   u"单号",   u"订单",
+    u"快递",     u"附近",     u"对面",     u"旁边",     u"门口",     u"楼下"};
 
 bool isHan(QChar c)
 {
@@ -59,8 +60,8 @@ bool isDigitLike(QChar c)
 bool isLetter(QChar c)
 {
     const char16_t u = c.unicode();
-    return (u >= u'a' && u <= u'z') || (u >= u'A' && u <= u'Z') || (u >= 0xFF21 && u <= 0xFF3A)
-           || (u >= 0xFF41 && u <= 0xFF5A);
+    return (u >= u'a' && u <= u'z') || (u >= u'A' && u <= u'Z') || (u >= 0xFF21 && u <= 0xFF3A) ||
+           (u >= 0xFF41 && u <= 0xFF5A);
 }
 
 bool isAsciiLetter(QChar c)
@@ -115,7 +116,7 @@ Kind kindOf(Gazetteer::Level level)
 struct Scan
 {
     QStringView text;
-    std::vector<char> blocked;              // inside a phone, a name or a label
+    std::vector<char> blocked;                       // inside a phone, a name or a label
     std::vector<DivisionMatcher::Mention> mentionAt; // the longest mention starting here
     QList<Piece> current;
 
@@ -124,8 +125,8 @@ struct Scan
         if (pos == 0)
             return true;
         const QChar prev = text[pos - 1];
-        return !isHan(prev) || in(kStops, prev) || blocked[std::size_t(pos - 1)]
-               || (!current.isEmpty() && current.last().end == pos);
+        return !isHan(prev) || in(kStops, prev) || blocked[std::size_t(pos - 1)] ||
+               (!current.isEmpty() && current.last().end == pos);
     }
 
     // A division written in full, or a province or city, starts here: a named piece stops
@@ -133,8 +134,8 @@ struct Scan
     bool divisionStartsAt(qsizetype pos) const
     {
         const DivisionMatcher::Mention &m = mentionAt[std::size_t(pos)];
-        return m.isValid() && m.division->level != Gazetteer::Level::Town
-               && (!m.shortForm || m.division->level <= Gazetteer::Level::City);
+        return m.isValid() && m.division->level != Gazetteer::Level::Town &&
+               (!m.shortForm || m.division->level <= Gazetteer::Level::City);
     }
 
     // A Chinese numeral and a unit (一座, 二期, 三楼): a detail, not part of a name.
@@ -178,8 +179,8 @@ struct Scan
                 bool roadFollows = false; // 中关村大街 is a road, not a village and a stray 大街
                 for (const char16_t *r : kRoadSuffixes)
                     roadFollows = roadFollows || at(text, j, QStringView(r));
-                const bool longer = j < end
-                                    && endsWithAny(text.sliced(pos, j + 1 - pos), kTownSuffixes);
+                const bool longer =
+                    j < end && endsWithAny(text.sliced(pos, j + 1 - pos), kTownSuffixes);
                 if (!roadFollows && !longer) // 工业园区, not 工业园 and a stray 区
                     return Piece{Kind::Town, pos, j, nullptr};
             }
@@ -191,14 +192,15 @@ struct Scan
         }
         // Places: the longest name ending in a suffix; two characters will do when glued to the
         // piece before and followed by a number (街道香园83幢).
-        const bool numberFollows = end < text.size() && (isDigitLike(text[end]) || isLetter(text[end]));
+        const bool numberFollows =
+            end < text.size() && (isDigitLike(text[end]) || isLetter(text[end]));
         for (qsizetype j = end; j >= pos + (glued && numberFollows ? 2 : 3); --j) {
             if (endsWithAny(text.sliced(pos, j - pos), kPoiSuffixes))
                 return Piece{Kind::Poi, pos, j, nullptr};
         }
         // A stretch of a road (临园路东段) is a detail of the road.
-        if (glued && previous == Kind::Road && end - pos == 2 && text[pos + 1] == u'段'
-            && in(u"东西南北中上下", text[pos]))
+        if (glued && previous == Kind::Road && end - pos == 2 && text[pos + 1] == u'段' &&
+            in(u"东西南北中上下", text[pos]))
             return Piece{Kind::Detail, pos, pos + 2, nullptr};
         // A name without a suffix after a road or its number, ending the run (969号阿里巴巴);
         // after a space two characters may as well be a person (严格 138...), so three or more.
@@ -206,10 +208,10 @@ struct Scan
         // too (某某村林家1005号).
         if (glued && previous == Kind::Town && numberFollows && end - pos <= 6)
             return Piece{Kind::Poi, pos, end, nullptr};
-        if (hasPrevious && (glued || end - pos >= 3)
-            && (previous == Kind::RoadNo || previous == Kind::Road)
-            && (end == text.size() || !isHan(text[end]) || blocked[std::size_t(end)]
-                || numberedUnitAt(end)))
+        if (hasPrevious && (glued || end - pos >= 3) &&
+            (previous == Kind::RoadNo || previous == Kind::Road) &&
+            (end == text.size() || !isHan(text[end]) || blocked[std::size_t(end)] ||
+             numberedUnitAt(end)))
             return Piece{Kind::Poi, pos, end, nullptr};
         return std::nullopt;
     }
@@ -232,8 +234,8 @@ struct Scan
                 ++i;
             } else if (isLetter(text[i]) && i - pos < 4) {
                 ++i;
-            } else if (isJoiner(text[i]) && i > pos && i + 1 < text.size()
-                       && (isDigitLike(text[i + 1]) || isLetter(text[i + 1]))) {
+            } else if (isJoiner(text[i]) && i > pos && i + 1 < text.size() &&
+                       (isDigitLike(text[i + 1]) || isLetter(text[i + 1]))) {
                 joined = true;
                 ++i;
             } else {
@@ -260,8 +262,9 @@ struct Scan
         if (joined && previous != Kind::Road)
             return Piece{Kind::Detail, pos, i, nullptr}; // 3-2-501
         // A room number glued to a building, a place or a road number (52幢413, 73号1641).
-        if (glued && (previous == Kind::Detail || previous == Kind::Poi || previous == Kind::RoadNo)
-            && !digitAfter)
+        if (glued &&
+            (previous == Kind::Detail || previous == Kind::Poi || previous == Kind::RoadNo) &&
+            !digitAfter)
             return Piece{Kind::Detail, pos, i, nullptr};
         return std::nullopt;
     }
@@ -329,8 +332,8 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
     }
     scan.mentionAt.assign(std::size_t(n), DivisionMatcher::Mention{});
     for (const DivisionMatcher::Mention &m : m_matcher.mentions(text)) {
-        if (m.division->level == Gazetteer::Level::Town
-            && (m.shortForm || m.division->name.size() < 3))
+        if (m.division->level == Gazetteer::Level::Town &&
+            (m.shortForm || m.division->name.size() < 3))
             continue; // town short forms (and two-character towns: 城南) are too often words
         bool free = true;
         for (qsizetype k = m.start; k < m.end; ++k)
@@ -345,8 +348,9 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
             return;
         bool keep = false;
         for (const Piece &p : std::as_const(scan.current)) {
-            keep = keep || (p.kind != Kind::Poi && p.kind != Kind::Detail && p.kind != Kind::RoadNo)
-                   || (p.kind == Kind::Poi && p.end - p.start >= 4);
+            keep = keep ||
+                   (p.kind != Kind::Poi && p.kind != Kind::Detail && p.kind != Kind::RoadNo) ||
+                   (p.kind == Kind::Poi && p.end - p.start >= 4);
         }
         if (keep) {
             Location loc;
@@ -364,10 +368,11 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
             return false;
         // Divisions may also be written with dashes between them (安徽-芜湖-弋江区).
         const Kind last = scan.current.last().kind;
-        const bool division = last == Kind::Province || last == Kind::City || last == Kind::District;
+        const bool division =
+            last == Kind::Province || last == Kind::City || last == Kind::District;
         for (qsizetype k = scan.current.last().end; k < pos; ++k) {
-            if (!text[k].isSpace() && text[k] != u'\u3000'
-                && !(division && (text[k] == u'-' || text[k] == u'－' || text[k] == u'—')))
+            if (!text[k].isSpace() && text[k] != u'\u3000' &&
+                !(division && (text[k] == u'-' || text[k] == u'－' || text[k] == u'—')))
                 return false;
         }
         return true;
@@ -394,8 +399,8 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
         const DivisionMatcher::Mention &m = scan.mentionAt[std::size_t(pos)];
         // After a road, a number or a place, a division name is part of a name (969号阿里巴巴,
         // 588号宁波文化广场).
-        const bool lower = touching && previous != Kind::Province && previous != Kind::City
-                           && previous != Kind::District;
+        const bool lower = touching && previous != Kind::Province && previous != Kind::City &&
+                           previous != Kind::District;
         if (m.isValid() && !lower) {
             Piece p{kindOf(m.division->level), m.start, m.end, m.division};
             bool accept = true;
@@ -408,9 +413,9 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
                 } else if (p.kind == Kind::District && !touching) {
                     // A district's short form alone must be followed by a non-Han character,
                     // another division or an address piece (和平年代 is no place).
-                    const bool clean = m.end >= n || !isHan(text[m.end])
-                                       || scan.blocked[std::size_t(m.end)]
-                                       || scan.mentionAt[std::size_t(m.end)].isValid();
+                    const bool clean = m.end >= n || !isHan(text[m.end]) ||
+                                       scan.blocked[std::size_t(m.end)] ||
+                                       scan.mentionAt[std::size_t(m.end)].isValid();
                     accept = clean || scan.named(m.end, p.kind, true, true).has_value();
                 }
             }
@@ -428,7 +433,8 @@ QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text,
             }
         }
         if (!piece && anchor) {
-            if (touching && (isDigitLike(text[pos]) || isLetter(text[pos]) || scan.numberedUnitAt(pos)))
+            if (touching &&
+                (isDigitLike(text[pos]) || isLetter(text[pos]) || scan.numberedUnitAt(pos)))
                 piece = scan.number(pos, previous, hasRoadNo, glued);
             if (!piece && (isHan(text[pos]) || isAsciiLetter(text[pos])))
                 piece = scan.named(pos, previous, hasPrevious, glued);

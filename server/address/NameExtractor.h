@@ -14,7 +14,8 @@
 //
 // A candidate is a surname followed by a one- or two-character given name (or by nothing but an
 // honorific). Its score adds up:
-//   + a label before it: 收件人, 收货人, 联系人, 姓名, 寄件人, 我叫... (with ':', '：', '是', '为');
+//   + a label before it: 收件人, 收货人, 联系人, 姓名, 寄件人, 我叫... (with ':', '：', '是',
+//   '为');
 //   + an honorific right after the surname: 王先生, 李女士, 陈小姐, 刘老师, 赵师傅;
 //   + a phone number right after it (separators and phone labels such as 手机/电话 allowed);
 //   + clean edges: punctuation, space, digits, the start of a division name (张三浙江省...);
@@ -38,7 +39,7 @@ public:
         qsizetype start = 0;
         qsizetype end = 0;
         QString word;
-        int score = 0;      // higher is more certain; accepted matches score >= kThreshold
+        int score = 0;         // higher is more certain; accepted matches score >= kThreshold
         bool labelled = false; // a label (收件人, 姓名...) came right before it
     };
     static constexpr int kThreshold = 3;

@@ -22,8 +22,8 @@ QString regions(const AddressCorrector::Reading &r)
     for (Level level : {Level::Province, Level::City, Level::District, Level::Town}) {
         const DivisionMatcher::Mention &m = r.divisions.at(level);
         if (m.division && !m.inferred())
-            pairs.append(r.text.mid(m.start, m.end - m.start) + u'='
-                         + AddressCorrector::levelKey(level));
+            pairs.append(r.text.mid(m.start, m.end - m.start) + u'=' +
+                         AddressCorrector::levelKey(level));
     }
     return pairs.join(u'\t');
 }
@@ -57,9 +57,9 @@ Reply correct(const QJsonObject &request)
             strings.append(s);
     }
     const AddressCorrector::Reading &best = readings.constFirst();
-    const char *status = strings.isEmpty()              ? "NOT_FOUND"
+    const char *status = strings.isEmpty()            ? "NOT_FOUND"
                          : best.corrections.isEmpty() ? "OK"
-                                                       : "CORRECTED";
+                                                      : "CORRECTED";
     return ok({{"address_correct", strings},
                {"corrections", corrections(*text, best)},
                {"status", status}});
@@ -85,7 +85,8 @@ Reply standardize(const QJsonObject &request)
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const AddressCorrector::Reading best = AddressCorrector::shared().correct(*text, 1).constFirst();
+    const AddressCorrector::Reading best =
+        AddressCorrector::shared().correct(*text, 1).constFirst();
     const AddressCompleter::Result r = AddressCompleter::shared().complete(best.text);
     QList<StructureParser::Segment> kept;
     for (const StructureParser::Segment &s : r.segments) {

@@ -131,8 +131,9 @@ bool Pinyin::loadFromData(QByteArrayView tsv, QString *error)
             ++m_charCount;
         } else if (fields[0] == u"w") {
             if (readings.size() != fields[1].size())
-                return failAt(lineNo, QStringLiteral("word %1: one syllable per character expected")
-                                          .arg(fields[1]));
+                return failAt(
+                    lineNo,
+                    QStringLiteral("word %1: one syllable per character expected").arg(fields[1]));
             QList<quint16> ids;
             for (const QString &r : readings)
                 ids.append(syllableId(r));
@@ -167,8 +168,8 @@ QStringList Pinyin::readings(char32_t ch) const
 
 bool Pinyin::isHan(char32_t ch)
 {
-    return (ch >= 0x4E00 && ch <= 0x9FFF) || (ch >= 0x3400 && ch <= 0x4DBF)
-           || (ch >= 0x20000 && ch <= 0x3134F) || (ch >= 0xF900 && ch <= 0xFAFF) || ch == 0x3007;
+    return (ch >= 0x4E00 && ch <= 0x9FFF) || (ch >= 0x3400 && ch <= 0x4DBF) ||
+           (ch >= 0x20000 && ch <= 0x3134F) || (ch >= 0xF900 && ch <= 0xFAFF) || ch == 0x3007;
 }
 
 QList<Pinyin::Slot> Pinyin::readingSlots(QStringView text) const
@@ -209,8 +210,8 @@ QList<Pinyin::Slot> Pinyin::readingSlots(QStringView text) const
         if (matched)
             continue;
         const auto ids = readingIds(ch);
-        out.append(Slot{ids.empty() ? text.sliced(i, width).toString() : m_syllables[ids.front()],
-                        ids});
+        out.append(
+            Slot{ids.empty() ? text.sliced(i, width).toString() : m_syllables[ids.front()], ids});
         i += width;
     }
     return out;

@@ -45,7 +45,7 @@ bool allDigits(QStringView s)
 // name or short form (every division of that name: 朝阳区 is in 北京 and in 长春), or a path of
 // names (浙江省杭州市).
 std::optional<QList<const Gazetteer::Division *>> requestRegion(const QJsonObject &request,
-                                                               Reply *error)
+                                                                Reply *error)
 {
     const QJsonValue v = request.value("region");
     if (v.isUndefined() || v.isNull())

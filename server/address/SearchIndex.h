@@ -52,7 +52,7 @@ public:
         QString name;
         QStringList aliases;
         QString kind;
-        QString address;  // empty for an extra entry: filled with its division's path
+        QString address;    // empty for an extra entry: filled with its division's path
         qint64 divcode = 0; // 12 digits; 0 when unknown (then no region or parent can select it)
         std::optional<Point> gcj02;
     };
@@ -135,7 +135,10 @@ private:
     struct Candidate;
     class Collector;
 
-    QStringView keyText(const Key &k) const { return QStringView(m_pool).sliced(k.offset, k.length); }
+    QStringView keyText(const Key &k) const
+    {
+        return QStringView(m_pool).sliced(k.offset, k.length);
+    }
     void addKey(quint32 entry, QStringView text, KeyKind kind, bool fuzzy);
     void buildCache();
     std::pair<qsizetype, qsizetype> prefixRange(QStringView prefix) const;
@@ -159,13 +162,13 @@ private:
 
     const Gazetteer &m_gazetteer;
     const Pinyin &m_pinyin;
-    std::vector<Entry> m_entries; // sorted by divcode, divisions before extras
-    std::vector<qint64> m_codes;  // m_entries' divcodes
-    std::vector<quint8> m_levels; // 1..4 for divisions, 5 for the rest
+    std::vector<Entry> m_entries;     // sorted by divcode, divisions before extras
+    std::vector<qint64> m_codes;      // m_entries' divcodes
+    std::vector<quint8> m_levels;     // 1..4 for divisions, 5 for the rest
     std::vector<quint32> m_entryKeys; // m_keys index where each entry's keys begin (+ end)
     QString m_pool;
-    std::vector<Key> m_keys;        // in entry order
-    std::vector<quint32> m_sorted;  // m_keys indexes sorted by text, then rank
+    std::vector<Key> m_keys;           // in entry order
+    std::vector<quint32> m_sorted;     // m_keys indexes sorted by text, then rank
     std::vector<quint32> m_fuzzyHan;   // Chinese names sorted by length, for the tolerant scan
     std::vector<quint32> m_fuzzyLatin; // their first pinyin sorted by length
     QHash<QStringView, std::vector<quint32>> m_cache; // prefix -> m_keys indexes, best first

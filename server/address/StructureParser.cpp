@@ -63,10 +63,10 @@ enum Key : int
 };
 
 const std::array<const char16_t *, KeyCount> kKeyNames = {
-    u"country", u"prov",     u"city",     u"district",  u"devZone", u"town",
-    u"community", u"village", u"road",    u"subRoad",   u"roadNo",  u"subRoadNo",
-    u"poi",     u"subPoi",   u"houseNo",  u"cellNo",    u"floorNo", u"roomNo",
-    u"assist",  u"direction", u"person",  u"redundant", u"otherInfo"};
+    u"country",   u"prov",      u"city",    u"district",  u"devZone",  u"town",
+    u"community", u"village",   u"road",    u"subRoad",   u"roadNo",   u"subRoadNo",
+    u"poi",       u"subPoi",    u"houseNo", u"cellNo",    u"floorNo",  u"roomNo",
+    u"assist",    u"direction", u"person",  u"redundant", u"otherInfo"};
 
 // What a word's suffix says it is.
 enum class Kind : quint8
@@ -92,17 +92,17 @@ enum class Standalone : quint8
 
 struct Tables
 {
-    QList<QString> storage;                // keeps the views below alive
-    QHash<QStringView, Kind> suffixes;     // a word ends with one of these
-    QHash<QStringView, Standalone> words;  // whole words
-    QHash<QStringView, Key> units;         // after a number
+    QList<QString> storage;               // keeps the views below alive
+    QHash<QStringView, Kind> suffixes;    // a word ends with one of these
+    QHash<QStringView, Standalone> words; // whole words
+    QHash<QStringView, Key> units;        // after a number
     qsizetype maxSuffix = 0;
     qsizetype maxWord = 0;
     qsizetype maxUnit = 0;
 
-    template<typename V>
-    void add(QHash<QStringView, V> &hash, qsizetype &max, std::initializer_list<const char16_t *> list,
-             V value)
+    template <typename V>
+    void add(QHash<QStringView, V> &hash, qsizetype &max,
+             std::initializer_list<const char16_t *> list, V value)
     {
         for (const char16_t *s : list) {
             storage.append(QString::fromUtf16(s));
@@ -124,30 +124,33 @@ struct Tables
              u"经济区", u"度假区", u"产业园区", u"科技园区", u"试验区", u"示范区", u"集聚区",
              u"管委会"},
             Kind::DevZone);
-        add(suffixes, maxSuffix, {u"村", u"社区", u"居委会", u"村委会", u"村委", u"居委", u"行政村"},
-            Kind::Community);
         add(suffixes, maxSuffix,
-            {u"路", u"街", u"大街", u"大道", u"道", u"巷", u"弄", u"胡同", u"公路", u"国道", u"省道",
-             u"环路", u"组", u"线", u"里弄"},
+            {u"村", u"社区", u"居委会", u"村委会", u"村委", u"居委", u"行政村"}, Kind::Community);
+        add(suffixes, maxSuffix,
+            {u"路", u"街", u"大街", u"大道", u"道", u"巷", u"弄", u"胡同", u"公路", u"国道",
+             u"省道", u"环路", u"组", u"线", u"里弄"},
             Kind::Road);
         add(suffixes, maxSuffix, {u"段"}, Kind::RoadPart);
         add(suffixes, maxSuffix,
-            {u"大厦", u"大楼", u"广场", u"小区", u"花园", u"家园", u"公寓", u"公司", u"集团",
-             u"医院", u"卫生院", u"诊所", u"学校", u"小学", u"中学", u"大学", u"学院", u"幼儿园",
-             u"中心", u"市场", u"商城", u"商场", u"超市", u"商厦", u"城", u"园", u"苑", u"府",
-             u"居", u"阁", u"轩", u"湾", u"庄", u"山庄", u"新村", u"厦", u"场", u"店", u"馆",
-             u"局", u"站", u"所", u"厂", u"部", u"宾馆", u"酒店", u"饭店", u"银行", u"基地",
-             u"仓库", u"楼", u"院", u"寓", u"坊", u"墅", u"大院", u"厅", u"期", u"座", u"营业厅",
-             u"门市", u"门", u"库", u"仓", u"行", u"社", u"处", u"科", u"队", u"校", u"矿",
-             u"农场", u"林场", u"码头", u"机场", u"车站", u"广场", u"楼宇", u"写字楼", u"村委"},
+            {u"大厦", u"大楼",   u"广场",   u"小区",   u"花园", u"家园", u"公寓",   u"公司",
+             u"集团", u"医院",   u"卫生院", u"诊所",   u"学校", u"小学", u"中学",   u"大学",
+             u"学院", u"幼儿园", u"中心",   u"市场",   u"商城", u"商场", u"超市",   u"商厦",
+             u"城",   u"园",     u"苑",     u"府",     u"居",   u"阁",   u"轩",     u"湾",
+             u"庄",   u"山庄",   u"新村",   u"厦",     u"场",   u"店",   u"馆",     u"局",
+             u"站",   u"所",     u"厂",     u"部",     u"宾馆", u"酒店", u"饭店",   u"银行",
+             u"基地", u"仓库",   u"楼",     u"院",     u"寓",   u"坊",   u"墅",     u"大院",
+             u"厅",   u"期",     u"座",     u"营业厅", u"门市", u"门",   u"库",     u"仓",
+             u"行",   u"社",     u"处",     u"科",     u"队",   u"校",   u"矿",     u"农场",
+             u"林场", u"码头",   u"机场",   u"车站",   u"广场", u"楼宇", u"写字楼", u"村委"},
             Kind::Poi);
         add(suffixes, maxSuffix, {u"中国", u"中华人民共和国"}, Kind::Country);
         add(words, maxWord,
-            {u"附近", u"对面", u"旁边", u"隔壁", u"交叉口", u"交汇处", u"路口", u"门口", u"大门口",
-             u"东侧", u"西侧", u"南侧", u"北侧", u"东边", u"西边", u"南边", u"北边", u"东面",
-             u"西面", u"南面", u"北面", u"东南角", u"东北角", u"西南角", u"西北角", u"旁", u"内",
-             u"里面", u"楼下", u"后面", u"前面", u"对过", u"斜对面", u"往东", u"往西", u"往南",
-             u"往北", u"院内", u"店内", u"楼内", u"与", u"和", u"交界处", u"拐角", u"边上"},
+            {u"附近",   u"对面", u"旁边",   u"隔壁", u"交叉口", u"交汇处", u"路口",   u"门口",
+             u"大门口", u"东侧", u"西侧",   u"南侧", u"北侧",   u"东边",   u"西边",   u"南边",
+             u"北边",   u"东面", u"西面",   u"南面", u"北面",   u"东南角", u"东北角", u"西南角",
+             u"西北角", u"旁",   u"内",     u"里面", u"楼下",   u"后面",   u"前面",   u"对过",
+             u"斜对面", u"往东", u"往西",   u"往南", u"往北",   u"院内",   u"店内",   u"楼内",
+             u"与",     u"和",   u"交界处", u"拐角", u"边上"},
             Standalone::Assist);
         add(words, maxWord,
             {u"电联", u"电话联系", u"请电联", u"收", u"收件", u"转", u"送货上门", u"代收", u"谢谢",
@@ -157,11 +160,11 @@ struct Tables
         add(units, maxUnit, {u"单元"}, CellNo);
         add(units, maxUnit, {u"楼", u"层", u"F", u"f", u"Ｆ"}, FloorNo);
         add(units, maxUnit, {u"室", u"号房", u"房", u"户", u"间", u"号室", u"号铺", u"铺"}, RoomNo);
-        add(units, maxUnit, {u"号"}, RoadNo);      // by context
-        add(units, maxUnit, {u"弄"}, SubRoad);     // by context
+        add(units, maxUnit, {u"号"}, RoadNo);                                    // by context
+        add(units, maxUnit, {u"弄"}, SubRoad);                                   // by context
         add(units, maxUnit, {u"路", u"街", u"巷", u"道", u"组", u"大道"}, Road); // 3道, 五组
-        add(units, maxUnit, {u"区", u"期", u"号门"}, Poi);   // 3区, 二期: a part of the POI
-        add(units, maxUnit, {u"米"}, Assist);      // 100米
+        add(units, maxUnit, {u"区", u"期", u"号门"}, Poi); // 3区, 二期: a part of the POI
+        add(units, maxUnit, {u"米"}, Assist);              // 100米
     }
 };
 
@@ -188,8 +191,20 @@ bool isChineseNumeral(QChar c)
 {
     // A switch, not a search in a string: asked for at every position of every request.
     switch (c.unicode()) {
-    case u'零': case u'〇': case u'一': case u'二': case u'三': case u'四': case u'五':
-    case u'六': case u'七': case u'八': case u'九': case u'十': case u'百': case u'千':
+    case u'零':
+    case u'〇':
+    case u'一':
+    case u'二':
+    case u'三':
+    case u'四':
+    case u'五':
+    case u'六':
+    case u'七':
+    case u'八':
+    case u'九':
+    case u'十':
+    case u'百':
+    case u'千':
     case u'两':
         return true;
     default:
@@ -262,8 +277,7 @@ public:
             const QChar c = text[i];
             const bool plain = isDigit(c) || isLatin(c);
             m_runEnd[0][size_t(i)] = plain ? m_runEnd[0][size_t(i) + 1] : i;
-            m_runEnd[1][size_t(i)] =
-                plain || isChineseNumeral(c) ? m_runEnd[1][size_t(i) + 1] : i;
+            m_runEnd[1][size_t(i)] = plain || isChineseNumeral(c) ? m_runEnd[1][size_t(i) + 1] : i;
         }
         m_numeralsBefore[0] = 0;
         for (size_t i = 0; i < n; ++i) {
@@ -286,8 +300,8 @@ public:
             segments.last().key == QStringView(kKeyNames[Redundant]) && m_lastNoise &&
             isNoise(m_text, start)) {
             segments.last().end = end;
-            segments.last().text = m_text.sliced(segments.last().start, end - segments.last().start)
-                                       .toString();
+            segments.last().text =
+                m_text.sliced(segments.last().start, end - segments.last().start).toString();
             return;
         }
         m_lastNoise = key == Redundant && isNoise(m_text, start);
@@ -301,8 +315,7 @@ public:
             m_have[key] = true;
             m_last = key;
         }
-        if (key > Town && key != Redundant && key != Assist && key != Direction &&
-            key != OtherInfo)
+        if (key > Town && key != Redundant && key != Assist && key != Direction && key != OtherInfo)
             m_pastDivisions = true;
     }
 
@@ -321,12 +334,18 @@ public:
     static int levelOf(Key key)
     {
         switch (key) {
-        case Country: return 0;
-        case Prov: return 1;
-        case City: return 2;
-        case District: return 3;
-        case Town: return 4;
-        default: return 5;
+        case Country:
+            return 0;
+        case Prov:
+            return 1;
+        case City:
+            return 2;
+        case District:
+            return 3;
+        case Town:
+            return 4;
+        default:
+            return 5;
         }
     }
 
@@ -440,7 +459,7 @@ private:
     {
         if ((m_last != Poi && m_last != SubPoi) || segments.isEmpty())
             return false;
-        static const QStringView estates[] = {u"小区", u"花园", u"苑", u"公寓", u"大厦", u"家园",
+        static const QStringView estates[] = {u"小区", u"花园", u"苑",   u"公寓", u"大厦", u"家园",
                                               u"新村", u"大楼", u"广场", u"山庄", u"城"};
         const QString &t = segments.last().text;
         return std::any_of(std::begin(estates), std::end(estates),
@@ -493,9 +512,8 @@ private:
         // A Latin word (KTV, A座 aside) is not a number.
         const bool hasDigit = m_numeralsBefore[size_t(e)] > m_numeralsBefore[size_t(p)];
         // A letter or two with a building unit (C座, AB栋) is numbered like a digit.
-        if (!hasDigit && !(e - p <= 2 && atoms.size() == 1 && unit != KeyCount &&
-                           unit != RoadNo && unit != Road && unit != Poi && unit != SubRoad &&
-                           unit != Assist))
+        if (!hasDigit && !(e - p <= 2 && atoms.size() == 1 && unit != KeyCount && unit != RoadNo &&
+                           unit != Road && unit != Poi && unit != SubRoad && unit != Assist))
             return p;
         if (startsChinese && unit == KeyCount)
             return p; // 十里亭: a name, not a number
@@ -694,7 +712,8 @@ private:
                 continue;
             // 横街 + 镇: a town named after a street.
             if (!m_pastDivisions && m_level < 4 && nextLevel > 4 && e < to && kind != Kind::Town) {
-                for (QStringView t : {QStringView(u"街道"), QStringView(u"镇"), QStringView(u"乡")}) {
+                for (QStringView t :
+                     {QStringView(u"街道"), QStringView(u"镇"), QStringView(u"乡")}) {
                     if (m_text.sliced(e).startsWith(t) && charCount(p, e, 5) <= 4) {
                         e += t.size();
                         kind = Kind::Town;
@@ -800,8 +819,8 @@ private:
         for (qsizetype q = lastTwo; q >= charsForward(p, 2, stemEnd); q = charsBack(q, 1, p)) {
             Kind kind;
             qsizetype len = 0;
-            if (suffixAt(q, p + 1, &kind, &len) && kind != Kind::Road &&
-                kind != Kind::RoadPart && kind != Kind::Country) {
+            if (suffixAt(q, p + 1, &kind, &len) && kind != Kind::Road && kind != Kind::RoadPart &&
+                kind != Kind::Country) {
                 *front = Front::Keyword;
                 return q;
             }
@@ -1033,11 +1052,12 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     // The whole text is resolved, not a window at its start: the matcher caps its mentions per
     // level, so repetitive text stays cheap, and an address may follow a long note.
     // Level suffixes a short form may be followed by (上望 + 镇 when only 上望街道 is known).
-    static const QList<QStringView> levelSuffixes[] = {
-        {u"自治区", u"省"}, {u"地区", u"市", u"州", u"盟"}, {u"自治县", u"区", u"县", u"市", u"旗"},
-        {u"街道", u"镇", u"乡"}};
-    static const QList<QStringView> anySuffix = {u"自治区", u"省", u"市", u"自治县", u"区", u"县",
-                                                 u"旗", u"街道", u"镇", u"乡"};
+    static const QList<QStringView> levelSuffixes[] = {{u"自治区", u"省"},
+                                                       {u"地区", u"市", u"州", u"盟"},
+                                                       {u"自治县", u"区", u"县", u"市", u"旗"},
+                                                       {u"街道", u"镇", u"乡"}};
+    static const QList<QStringView> anySuffix = {u"自治区", u"省", u"市",   u"自治县", u"区",
+                                                 u"县",     u"旗", u"街道", u"镇",     u"乡"};
     // The end of a mention with the level suffix a short form may be followed by.
     const auto extendedEnd = [&](const DivisionMatcher::Mention &m, int level) {
         if (m.shortForm) {
@@ -1059,8 +1079,8 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
     const auto longerFullName = [&](const DivisionMatcher::Mention &m) {
         const DivisionMatcher::Mention *best = nullptr;
         for (const DivisionMatcher::Mention &o : textIndex.at(m.start)) {
-            if (!o.shortForm && o.end > m.end &&
-                !o.division->placeholder && (!best || o.end > best->end))
+            if (!o.shortForm && o.end > m.end && !o.division->placeholder &&
+                (!best || o.end > best->end))
                 best = &o;
         }
         return m.shortForm ? best : nullptr;
@@ -1150,7 +1170,8 @@ QList<StructureParser::Segment> StructureParser::parse(QStringView text,
         divs.append({key, m.start, end, division});
     }
     // In text order, each level below the one before (浙江 in 浙江大学 after 西湖区 is a name).
-    std::sort(divs.begin(), divs.end(), [](const Div &a, const Div &b) { return a.start < b.start; });
+    std::sort(divs.begin(), divs.end(),
+              [](const Div &a, const Div &b) { return a.start < b.start; });
     for (qsizetype i = 1; i < divs.size(); ++i) {
         if (divs[i].start < divs[i - 1].end ||
             Parse::levelOf(divs[i].key) <= Parse::levelOf(divs[i - 1].key)) {

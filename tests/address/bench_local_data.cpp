@@ -7,8 +7,8 @@
 // The data is generated: every district of the gazetteer gets a zip code, five roads with
 // codes and N points of interest with invented names (测试中心7) and street addresses.
 
-#include "AddressApi.h"
 #include "address/AddressDataStore.h"
+#include "AddressApi.h"
 #include "LocalData.h"
 #include "Migrations.h"
 #include "Store.h"
@@ -92,8 +92,8 @@ int main(int argc, char **argv)
         }
         if (districts % 7 == 0) {
             const QString where = pathName(d);
-            texts << where + QStringLiteral("测试2路18号测试中心3") << where + QStringLiteral("测试1路1号")
-                  << where + QStringLiteral("某某小区5幢");
+            texts << where + QStringLiteral("测试2路18号测试中心3")
+                  << where + QStringLiteral("测试1路1号") << where + QStringLiteral("某某小区5幢");
         }
         ++districts;
     }
@@ -143,13 +143,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < calls; ++i) {
             const auto r = AddressApi::call(name, QJsonObject{{"text", texts[i % texts.size()]}});
             const QJsonObject body = r.body;
-            const QString level = name == u"zipcode"
-                                      ? body.value("level").toString()
-                                      : body.value(name == u"geocode" ? "offline_geocode"
-                                                                      : "hp_geocode")
-                                            .toObject()
-                                            .value("level")
-                                            .toString();
+            const QString level =
+                name == u"zipcode"
+                    ? body.value("level").toString()
+                    : body.value(name == u"geocode" ? "offline_geocode" : "hp_geocode")
+                          .toObject()
+                          .value("level")
+                          .toString();
             ++levels[level.isEmpty() ? body.value("status").toString() : level];
         }
         const qint64 ns = t.nsecsElapsed();

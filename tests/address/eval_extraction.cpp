@@ -29,8 +29,8 @@
 namespace {
 
 constexpr int kFields = 8;
-constexpr const char *kFieldNames[kFields] = {"person_info", "phone_info",  "prov_info",
-                                              "city_info",   "district_info", "road_info",
+constexpr const char *kFieldNames[kFields] = {"person_info",  "phone_info",    "prov_info",
+                                              "city_info",    "district_info", "road_info",
                                               "road_no_info", "poi_info"};
 
 struct Case
@@ -238,8 +238,8 @@ int main(int argc, char **argv)
         phoneCount.add(compare(predictedPhones, c.phones));
 
         const ExpressExtractor::Result r = express.extract(c.text);
-        const std::array<QString, kFields> got = {r.person, r.phone,    r.province, r.city,
-                                                  r.district, r.road, r.roadNo,   r.poi};
+        const std::array<QString, kFields> got = {r.person,   r.phone, r.province, r.city,
+                                                  r.district, r.road,  r.roadNo,   r.poi};
         bool right = true;
         for (int k = 0; k < kFields; ++k) {
             const QString &g = c.fields[std::size_t(k)];
@@ -292,7 +292,8 @@ int main(int argc, char **argv)
         std::printf("%-16s %.0f calls/s\n", what, calls * 1000.0 / double(timer.elapsed()));
     };
     rate("extract-name", [&](const QString &t) { return names.extract(t).size(); });
-    rate("extract", [&](const QString &t) { return LocationExtractor::shared().extract(t).size(); });
+    rate("extract",
+         [&](const QString &t) { return LocationExtractor::shared().extract(t).size(); });
     rate("extract-express", [&](const QString &t) { return express.extract(t).person.size(); });
 
     const double worst = std::min({nameCount.f1(), phoneCount.f1(), micro.f1()});

@@ -216,7 +216,8 @@ int main(int argc, char **argv)
                 total.right, total.predicted ? double(total.right) / total.predicted : 0.0,
                 total.gold ? double(total.right) / total.gold : 0.0, f1Of(total));
     std::printf("addresses entirely right: %d of %lld (%.4f)\n", allRight,
-                static_cast<long long>(set.size()), set.isEmpty() ? 0.0 : double(allRight) / set.size());
+                static_cast<long long>(set.size()),
+                set.isEmpty() ? 0.0 : double(allRight) / set.size());
     std::printf("speed: %.0f calls/s in-process, one thread (%lld calls, %lld segments; first "
                 "use %.0f ms)\n",
                 double(calls) / secs, static_cast<long long>(calls),

@@ -79,10 +79,10 @@ private slots:
         QTest::newRow("array") << QJsonValue(QJsonArray{"杭州"}) << "required";
         QTest::newRow("empty") << QJsonValue("") << "must not be empty";
         QTest::newRow("spaces") << QJsonValue(" \t\n\u3000") << "must not be empty";
-        QTest::newRow("zero-width and BOM") << QJsonValue(QStringLiteral("\u200b\ufeff\u200b"))
-                                            << "must not be empty";
-        QTest::newRow("2001 characters") << QJsonValue(repeat(QStringLiteral("杭"), 2001))
-                                         << "got 2001";
+        QTest::newRow("zero-width and BOM")
+            << QJsonValue(QStringLiteral("\u200b\ufeff\u200b")) << "must not be empty";
+        QTest::newRow("2001 characters")
+            << QJsonValue(repeat(QStringLiteral("杭"), 2001)) << "got 2001";
         QTest::newRow("2001 non-BMP characters")
             << QJsonValue(repeat(QStringLiteral("𠮷"), 2001)) << "got 2001";
     }
@@ -97,7 +97,8 @@ private slots:
             const AddressApi::Reply r = AddressApi::call(endpoint, body);
             QVERIFY2(r.status == 400, qPrintable(endpoint));
             QCOMPARE(r.param, QStringLiteral("text"));
-            QVERIFY2(r.error.contains(message), qPrintable(endpoint + QStringLiteral(": ") + r.error));
+            QVERIFY2(r.error.contains(message),
+                     qPrintable(endpoint + QStringLiteral(": ") + r.error));
         }
     }
 
@@ -115,9 +116,9 @@ private slots:
     // Every answer is valid text and every span's word is the text at its offsets.
     void hostileTextGivesWellFormedAnswers()
     {
-        const QStringList pieces = {"浙江省", "杭州市", "余杭区", "文一西路", "969号", "𠮷",
-                                    "😀",     "村",     "13812345678", "3号楼", "-", "，",
-                                    "a",      "收件人", "张三", "\u200b", "０５７１"};
+        const QStringList pieces = {"浙江省", "杭州市", "余杭区",      "文一西路", "969号",   "𠮷",
+                                    "😀",      "村",     "13812345678", "3号楼",    "-",       "，",
+                                    "a",      "收件人", "张三",        "\u200b",   "０５７１"};
         QRandomGenerator rng(20261121);
         for (int round = 0; round < 60; ++round) {
             QString text;
@@ -130,7 +131,8 @@ private slots:
                 QVERIFY2(r.ok(), qPrintable(endpoint + QStringLiteral(": ") + r.error));
                 QString bad;
                 QVERIFY2(wellFormed(r.body, &bad),
-                         qPrintable(endpoint + QStringLiteral(" on ") + text + QStringLiteral(": lone surrogate in ") + bad));
+                         qPrintable(endpoint + QStringLiteral(" on ") + text +
+                                    QStringLiteral(": lone surrogate in ") + bad));
                 // Spans: start/end in characters, word = the text there.
                 std::function<void(const QJsonValue &)> check = [&](const QJsonValue &v) {
                     if (v.isArray()) {

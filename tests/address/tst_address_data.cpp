@@ -1,8 +1,8 @@
 // Imported zip codes and POIs in the database (SQLite and PostgreSQL): append, update, replace,
 // reload into a snapshot, and the `switchyard-server address` commands.
 
-#include "AddressApi.h"
 #include "address/AddressDataStore.h"
+#include "AddressApi.h"
 #include "DatabaseService.h"
 #include "Migrations.h"
 #include "Store.h"
@@ -14,10 +14,10 @@
 #include <QSemaphore>
 #include <QSqlError>
 #include <QSqlQuery>
-#include <QThread>
-#include <QThreadPool>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
+#include <QThreadPool>
 
 #include <algorithm>
 
@@ -93,8 +93,8 @@ private slots:
         SY_OPEN_DB(t);
         Store s = open(t);
         using AddressDataStore::Kind;
-        ImportReport r = AddressDataStore::importFile(s, Kind::Zipcodes,
-                                                      fixture("zipcodes-fixture.csv"), false);
+        ImportReport r =
+            AddressDataStore::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
         QVERIFY(r.ok());
         QCOMPARE(r.records, 10);
         QCOMPARE(r.imported, 7);
@@ -211,7 +211,8 @@ private slots:
         auto topName = [](const char *query) {
             const AddressApi::Reply reply =
                 AddressApi::call(QStringLiteral("search"), {{"text", QString::fromUtf8(query)}});
-            const QJsonObject first = reply.body.value("search_result").toArray().first().toObject();
+            const QJsonObject first =
+                reply.body.value("search_result").toArray().first().toObject();
             return first.value("kind").toString() + u':' + first.value("name").toString();
         };
         QTRY_COMPARE_WITH_TIMEOUT(topName("西溪科创大厦"), QStringLiteral("poi:西溪科创大厦"),
@@ -230,12 +231,11 @@ private slots:
         QCOMPARE(LocalData::generation(), before + 1);
         // A database that cannot be opened is the report's fatal, not an exception.
         r = AddressDataStore::importCsv(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")),
-                                        AddressDataStore::Kind::Pois,
-                                        fixture("pois-fixture.csv"), false);
+                                        AddressDataStore::Kind::Pois, fixture("pois-fixture.csv"),
+                                        false);
         QVERIFY(!r.ok());
         QVERIFY(!r.fatal.isEmpty());
     }
-
 
     // Staging takes no lock on the data tables: another connection (the server's billing
     // writer) commits while an import stages its rows. A lock held across the whole import,

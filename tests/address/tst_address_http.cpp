@@ -193,23 +193,25 @@ private slots:
         const qint64 price = ServerSettings::defaults().addressPricePerRequest;
         const auto balance = [&] { return f.store().balance(f.store().defaultAccountId()); };
         const auto ask = [&](const char *endpoint, const QString &text, quint16 port = 0) {
-            const HttpReply r = HttpClient(port ? port : f.port())
-                                    .postJson(QByteArray("/v1/address/") + endpoint,
-                                              QJsonDocument(QJsonObject{{"text", text}})
-                                                  .toJson(QJsonDocument::Compact),
-                                              key);
+            const HttpReply r =
+                HttpClient(port ? port : f.port())
+                    .postJson(
+                        QByteArray("/v1/address/") + endpoint,
+                        QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact),
+                        key);
             if (r.status != 200)
                 qWarning("%s: %d %s", endpoint, r.status, r.body.constData());
             return r.json();
         };
-        const QString address = QStringLiteral("浙江省杭州市余杭区五常街道文一西路100号西溪科创大厦");
+        const QString address =
+            QStringLiteral("浙江省杭州市余杭区五常街道文一西路100号西溪科创大厦");
 
         // No data: said so, not billed.
         QJsonObject r = ask("zipcode", address);
         QCOMPARE(r.value("status").toString(), QStringLiteral("NO_DATA"));
         QCOMPARE(r.value("zipcode").toString(), QString());
-        QVERIFY(r.value("message").toString().startsWith(
-            QStringLiteral("no zip code is imported for 浙江省杭州市余杭区五常街道; import a CSV")));
+        QVERIFY(r.value("message").toString().startsWith(QStringLiteral(
+            "no zip code is imported for 浙江省杭州市余杭区五常街道; import a CSV")));
         r = ask("zipcode", QStringLiteral("no address"));
         QCOMPARE(r.value("status").toString(), QStringLiteral("NOT_FOUND"));
         QCOMPARE(balance(), Money::kUnitsPerCredit);
@@ -221,13 +223,13 @@ private slots:
         QCOMPARE(balance(), Money::kUnitsPerCredit - price);
 
         // Import (as the window does) and the same server answers from the data at once.
-        ImportReport report = AddressDataStore::importCsv(
-            f.service().config(), AddressDataStore::Kind::Zipcodes,
-            QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
+        ImportReport report =
+            AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Zipcodes,
+                                        QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
         QCOMPARE(report.imported, 7);
-        report = AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Pois,
-                                             QStringLiteral(FIXTURE_DIR "/pois-fixture.csv"),
-                                             false);
+        report =
+            AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Pois,
+                                        QStringLiteral(FIXTURE_DIR "/pois-fixture.csv"), false);
         QCOMPARE(report.imported, 4);
         r = ask("zipcode", address);
         QCOMPARE(r.value("status").toString(), QStringLiteral("OK"));
@@ -249,8 +251,7 @@ private slots:
         QCOMPARE(ask("zipcode", address).value("status").toString(), QStringLiteral("NO_DATA"));
         ServerHost second(f.service(), ServerSettings::defaults());
         QString error;
-        QVERIFY2(second.start(QHostAddress(QHostAddress::LocalHost), 0, &error),
-                 qPrintable(error));
+        QVERIFY2(second.start(QHostAddress(QHostAddress::LocalHost), 0, &error), qPrintable(error));
         QVERIFY(AddressDataStore::waitForLoad(30000));
         r = ask("zipcode", address, quint16(second.url().port()));
         QCOMPARE(r.value("zipcode").toString(), QStringLiteral("311122"));
@@ -281,9 +282,7 @@ private slots:
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
         const QByteArray body = "{\"text\":\"广东省深圳市南山区科技南十二路2号\"}";
-        auto zipcode = [&] {
-            return f.client().postJson("/v1/address/zipcode", body, key).json();
-        };
+        auto zipcode = [&] { return f.client().postJson("/v1/address/zipcode", body, key).json(); };
         QVERIFY(zipcode().value("zipcode").toString() != QStringLiteral("518057"));
         // Written on the test's own connection: this process's snapshot is not touched.
         const ImportReport r = AddressDataStore::importData(

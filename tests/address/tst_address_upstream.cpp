@@ -20,7 +20,8 @@ struct Provider
     QList<QByteArray> bodies;
     QList<QByteArray> authorizations;
     int status = 200;
-    QByteArray answer = R"({"division_info":{"divcode":"990000000000","division_province":"X"},"status":"OK"})";
+    QByteArray answer =
+        R"({"division_info":{"divcode":"990000000000","division_province":"X"},"status":"OK"})";
     bool silent = false; // never answers
 
     int calls()
@@ -127,10 +128,10 @@ private slots:
         QTest::newRow("error object")
             << 200 << QByteArray("{\"error\":{\"message\":\"quota exceeded\"}}") << false
             << "answered an error";
-        QTest::newRow("no status") << 200 << QByteArray("{\"division_info\":{}}") << false
-                                   << "has no status";
-        QTest::newRow("no data either") << 200 << QByteArray("{\"status\":\"NO_DATA\"}") << false
-                                        << "no answer either";
+        QTest::newRow("no status")
+            << 200 << QByteArray("{\"division_info\":{}}") << false << "has no status";
+        QTest::newRow("no data either")
+            << 200 << QByteArray("{\"status\":\"NO_DATA\"}") << false << "no answer either";
     }
     void upstreamFailureKeepsLocalAnswer()
     {
@@ -156,7 +157,8 @@ private slots:
         QCOMPARE(body.value("status").toString(), QStringLiteral("NOT_FOUND"));
         QCOMPARE(body.value("division_info").toObject().value("divcode").toString(), QString());
         const QString message = body.value("message").toString();
-        QVERIFY2(message.contains(QStringLiteral("upstream address provider")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("upstream address provider")),
+                 qPrintable(message));
         QVERIFY2(message.contains(why), qPrintable(message));
         QVERIFY(!message.contains(QStringLiteral("upstream-secret")));
         QCOMPARE(p.calls(), 1);
@@ -236,8 +238,9 @@ private slots:
         QTest::newRow("endpoints not array")
             << QByteArray("{\"base_url\":\"https://a.example\",\"endpoints\":\"geocode\"}")
             << "endpoints";
-        QTest::newRow("timeout")
-            << QByteArray("{\"base_url\":\"https://a.example\",\"timeout_ms\":5}") << "timeout_ms";
+        QTest::newRow("timeout") << QByteArray(
+                                        "{\"base_url\":\"https://a.example\",\"timeout_ms\":5}")
+                                 << "timeout_ms";
         QTest::newRow("empty key_env")
             << QByteArray("{\"base_url\":\"https://a.example\",\"key_env\":\"SY_TEST_UNSET_VAR\"}")
             << "key_env";

@@ -21,14 +21,16 @@ QJsonObject assess(const QString &text)
 QStringList codes(const QJsonObject &body)
 {
     QStringList out;
-    for (const QJsonValue &f : body.value("address_assessment").toObject().value("findings").toArray())
+    for (const QJsonValue &f :
+         body.value("address_assessment").toObject().value("findings").toArray())
         out.append(f.toObject().value("code").toString());
     return out;
 }
 
 QJsonObject finding(const QJsonObject &body, const QString &code)
 {
-    for (const QJsonValue &f : body.value("address_assessment").toObject().value("findings").toArray()) {
+    for (const QJsonValue &f :
+         body.value("address_assessment").toObject().value("findings").toArray()) {
         if (f.toObject().value("code").toString() == code)
             return f.toObject();
     }
@@ -74,7 +76,8 @@ void TestAssessment::areaCodeTableMatchesGazetteer()
         QVERIFY2(row.areaCode.size() >= 3 && row.areaCode.size() <= 4 && row.areaCode[0] == u'0',
                  qPrintable(row.areaCode));
         // 010 and 02x are three digits; every other code four.
-        QCOMPARE(row.areaCode.size() == 3, row.areaCode == u"010" || row.areaCode.startsWith(u"02"));
+        QCOMPARE(row.areaCode.size() == 3,
+                 row.areaCode == u"010" || row.areaCode.startsWith(u"02"));
         covered.insert(row.division);
     }
     // Every prefecture-level city has a code, its own or its province's.
@@ -83,8 +86,8 @@ void TestAssessment::areaCodeTableMatchesGazetteer()
             continue;
         QVERIFY2(covered.contains(d.code) || covered.contains(d.parentCode), qPrintable(d.name));
     }
-    const AddressAssessor::AreaCode hangzhou = *std::find_if(
-        rows.begin(), rows.end(), [](const auto &r) { return r.name == u"杭州市"; });
+    const AddressAssessor::AreaCode hangzhou =
+        *std::find_if(rows.begin(), rows.end(), [](const auto &r) { return r.name == u"杭州市"; });
     QCOMPARE(hangzhou.areaCode, u"0571"_s);
     QCOMPARE(hangzhou.division, 330100000000);
 }
@@ -155,8 +158,8 @@ void TestAssessment::findings_data()
     QTest::addColumn<QString>("code");
     QTest::addColumn<QStringList>("findings");
 
-    QTest::newRow("not an address") << u"明天记得带伞"_s << u"NOT_ADDRESS"_s
-                                    << QStringList{u"NOT_ADDRESS"_s};
+    QTest::newRow("not an address")
+        << u"明天记得带伞"_s << u"NOT_ADDRESS"_s << QStringList{u"NOT_ADDRESS"_s};
     QTest::newRow("latin noise") << u"hello world 123"_s << u"NOT_ADDRESS"_s
                                  << QStringList{u"NOT_ADDRESS"_s};
     QTest::newRow("city and district disagree")
@@ -165,26 +168,26 @@ void TestAssessment::findings_data()
     QTest::newRow("area code of another city")
         << kClean + u" 电话010-66668888"_s << u"INCONSISTENT"_s
         << QStringList{u"AREA_CODE_MISMATCH"_s};
-    QTest::newRow("area code +86 form") << u"北京市朝阳区建国路88号 +86 571 8888 6666"_s
-                                        << u"INCONSISTENT"_s
-                                        << QStringList{u"AREA_CODE_MISMATCH"_s};
-    QTest::newRow("mobile 10 digits") << kClean + u" 手机1391234567"_s << u"INVALID_NUMBER"_s
-                                      << QStringList{u"PHONE_DIGITS"_s};
-    QTest::newRow("mobile 12 digits") << kClean + u" 手机139123456789"_s << u"INVALID_NUMBER"_s
-                                      << QStringList{u"PHONE_DIGITS"_s};
+    QTest::newRow("area code +86 form")
+        << u"北京市朝阳区建国路88号 +86 571 8888 6666"_s << u"INCONSISTENT"_s
+        << QStringList{u"AREA_CODE_MISMATCH"_s};
+    QTest::newRow("mobile 10 digits")
+        << kClean + u" 手机1391234567"_s << u"INVALID_NUMBER"_s << QStringList{u"PHONE_DIGITS"_s};
+    QTest::newRow("mobile 12 digits")
+        << kClean + u" 手机139123456789"_s << u"INVALID_NUMBER"_s << QStringList{u"PHONE_DIGITS"_s};
     QTest::newRow("full-width mobile 10 digits")
         << kClean + u" １３９１２３４５６７"_s << u"INVALID_NUMBER"_s
         << QStringList{u"PHONE_DIGITS"_s};
     QTest::newRow("zip 5 digits") << kClean + u" 邮编31112"_s << u"INVALID_NUMBER"_s
                                   << QStringList{u"ZIP_DIGITS"_s};
-    QTest::newRow("zip 7 digits, colon") << kClean + u" 邮政编码：3111210"_s
-                                         << u"INVALID_NUMBER"_s << QStringList{u"ZIP_DIGITS"_s};
+    QTest::newRow("zip 7 digits, colon")
+        << kClean + u" 邮政编码：3111210"_s << u"INVALID_NUMBER"_s << QStringList{u"ZIP_DIGITS"_s};
     QTest::newRow("misspelled city") << u"浙江省杭洲市余杭区文一西路969号"_s << u"MISSPELLED"_s
                                      << QStringList{u"REGION_MISSPELLED"_s};
     QTest::newRow("no district") << u"杭州市文一西路969号"_s << u"INCOMPLETE"_s
                                  << QStringList{u"MISSING_DISTRICT"_s};
-    QTest::newRow("province only") << u"浙江省"_s << u"INCOMPLETE"_s
-                                   << QStringList{u"MISSING_DISTRICT"_s, u"MISSING_ROAD"_s};
+    QTest::newRow("province only")
+        << u"浙江省"_s << u"INCOMPLETE"_s << QStringList{u"MISSING_DISTRICT"_s, u"MISSING_ROAD"_s};
     QTest::newRow("no road") << u"浙江省杭州市余杭区"_s << u"INCOMPLETE"_s
                              << QStringList{u"MISSING_ROAD"_s};
     QTest::newRow("road without number") << u"浙江省杭州市余杭区文一西路"_s << u"INCOMPLETE"_s
@@ -201,7 +204,8 @@ void TestAssessment::findings()
     const QJsonObject body = assess(text);
     QCOMPARE(body.value("address_assessment").toObject().value("code").toString(), code);
     QCOMPARE(codes(body), findings);
-    for (const QJsonValue &f : body.value("address_assessment").toObject().value("findings").toArray())
+    for (const QJsonValue &f :
+         body.value("address_assessment").toObject().value("findings").toArray())
         QVERIFY(!f.toObject().value("message").toString().isEmpty());
 }
 
@@ -212,7 +216,8 @@ void TestAssessment::noFalseFindings_data()
     QTest::newRow("area code agrees") << kClean + u" (0571)8888-6666"_s;
     QTest::newRow("municipality area code") << u"北京市朝阳区建国路88号 010-66668888"_s;
     QTest::newRow("province-wide area code") << u"海南省三亚市吉阳区迎宾路1号 0898-88886666"_s;
-    QTest::newRow("city that changed its code, new code") << u"四川省眉山市东坡区湖滨路5号 028-66668888"_s;
+    QTest::newRow("city that changed its code, new code")
+        << u"四川省眉山市东坡区湖滨路5号 028-66668888"_s;
     QTest::newRow("unknown area code not judged") << kClean + u" 0690-1234567"_s; // no such code
     QTest::newRow("mobile 11 digits") << kClean + u" 13912345678"_s;
     QTest::newRow("zip 6 digits") << kClean + u" 邮编311121"_s;
@@ -252,8 +257,8 @@ void TestAssessment::spansAndMessages()
     const QJsonObject missing = finding(assess(u"杭州市文一西路969号"_s), u"MISSING_DISTRICT"_s);
     QVERIFY(!missing.contains("start"));
     QVERIFY(missing.value("message").toString().contains(u"杭州市"));
-    const QJsonObject spelled = finding(assess(u"浙江省杭洲市余杭区文一西路969号"_s),
-                                        u"REGION_MISSPELLED"_s);
+    const QJsonObject spelled =
+        finding(assess(u"浙江省杭洲市余杭区文一西路969号"_s), u"REGION_MISSPELLED"_s);
     QCOMPARE(spelled.value("start").toInt(), 3);
     QCOMPARE(spelled.value("end").toInt(), 6);
     QVERIFY(spelled.value("message").toString().contains(u"杭州市"));
@@ -266,7 +271,8 @@ void TestAssessment::summaryPrecedence()
     const QStringList found = codes(body);
     QVERIFY(found.contains(u"REGION_INCONSISTENT"_s));
     QVERIFY(found.contains(u"PHONE_DIGITS"_s));
-    QCOMPARE(body.value("address_assessment").toObject().value("code").toString(), u"INCONSISTENT"_s);
+    QCOMPARE(body.value("address_assessment").toObject().value("code").toString(),
+             u"INCONSISTENT"_s);
     QCOMPARE(AddressAssessor::category(u"ZIP_DIGITS"), u"INVALID_NUMBER"_s);
     QCOMPARE(AddressAssessor::category(u"MISSING_ROAD"), u"INCOMPLETE"_s);
     QCOMPARE(AddressAssessor::category(u"REGION_MISSPELLED"), u"MISSPELLED"_s);
@@ -285,8 +291,8 @@ void TestAssessment::nonBmpOffsets()
     const QJsonObject phone = finding(body, u"PHONE_DIGITS"_s);
     QCOMPARE(phone.value("start").toInt(), 19);
     QCOMPARE(phone.value("end").toInt(), 29);
-    const QJsonObject area = finding(assess(u"𠮷"_s + kClean + u" 010-66668888"_s),
-                                     u"AREA_CODE_MISMATCH"_s);
+    const QJsonObject area =
+        finding(assess(u"𠮷"_s + kClean + u" 010-66668888"_s), u"AREA_CODE_MISMATCH"_s);
     QCOMPARE(area.value("start").toInt(), 19);
 }
 

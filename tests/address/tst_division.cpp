@@ -236,8 +236,7 @@ void TestDivision::formerNames_data()
                                   << u"江东区"_s;
     QTest::newRow("上海市卢湾区") << u"上海市卢湾区淮海中路200号"_s << u"310101000000"_s
                                   << u"卢湾区"_s;
-    QTest::newRow("杭州江干区") << u"浙江杭州江干区新塘路3号"_s << u"330102000000"_s
-                                << u"江干区"_s;
+    QTest::newRow("杭州江干区") << u"浙江杭州江干区新塘路3号"_s << u"330102000000"_s << u"江干区"_s;
     QTest::newRow("苏州平江区") << u"江苏省苏州市平江区干将东路9号"_s << u"320508000000"_s
                                 << u"平江区"_s;
     QTest::newRow("county-level city upgraded")
@@ -247,18 +246,16 @@ void TestDivision::formerNames_data()
                                   << u"襄樊市"_s;
     QTest::newRow("莱芜市钢城区") << u"山东省莱芜市钢城区府前大街2号"_s << u"370117000000"_s
                                   << u"莱芜市"_s;
-    QTest::newRow("prefecture 地区") << u"贵州省毕节地区"_s << u"520500000000"_s
-                                     << u"毕节地区"_s;
+    QTest::newRow("prefecture 地区") << u"贵州省毕节地区"_s << u"520500000000"_s << u"毕节地区"_s;
     // A former name of several places, told apart by the city.
     QTest::newRow("长治市城区") << u"山西省长治市城区英雄中路1号"_s << u"140403000000"_s
                                 << u"城区"_s;
     QTest::newRow("大同市城区") << u"大同市城区大西街3号"_s << u"140213000000"_s << u"城区"_s;
     QTest::newRow("广州东山区") << u"广东省广州市东山区农林下路7号"_s << u"440104000000"_s
                                 << u"东山区"_s;
-    QTest::newRow("乌鲁木齐东山区") << u"新疆乌鲁木齐市东山区"_s << u"650109000000"_s
-                                    << u"东山区"_s;
-    QTest::newRow("保定南市区") << u"河北保定南市区裕华东路"_s << u"130606000000"_s
-                                << u"南市区"_s;
+    QTest::newRow("乌鲁木齐东山区")
+        << u"新疆乌鲁木齐市东山区"_s << u"650109000000"_s << u"东山区"_s;
+    QTest::newRow("保定南市区") << u"河北保定南市区裕华东路"_s << u"130606000000"_s << u"南市区"_s;
     QTest::newRow("上海南市区") << u"上海市南市区中华路"_s << u"310101000000"_s << u"南市区"_s;
 }
 

@@ -90,30 +90,34 @@ private slots:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QStringList>("expected");
-        QTest::newRow("label") << u"收货人：李秀英，电话：021-62345678"_qs << QStringList{u"李秀英"_qs};
+        QTest::newRow("label") << u"收货人：李秀英，电话：021-62345678"_qs
+                               << QStringList{u"李秀英"_qs};
         QTest::newRow("phone after") << u"张伟 13812345678"_qs << QStringList{u"张伟"_qs};
         QTest::newRow("compound") << u"联系人：司马青"_qs << QStringList{u"司马青"_qs};
-        QTest::newRow("honorific keeps surname") << u"王先生 13812345678"_qs << QStringList{u"王先生"_qs};
-        QTest::newRow("full name drops honorific") << u"王小明先生 13812345678"_qs
-                                                    << QStringList{u"王小明"_qs};
-        QTest::newRow("glued to address") << u"张伟浙江省杭州市余杭区文一西路969号"_qs
-                                          << QStringList{u"张伟"_qs};
-        QTest::newRow("after address") << u"杭州市余杭区文一西路969号张伟13812345678"_qs
-                                       << QStringList{u"张伟"_qs};
+        QTest::newRow("honorific keeps surname")
+            << u"王先生 13812345678"_qs << QStringList{u"王先生"_qs};
+        QTest::newRow("full name drops honorific")
+            << u"王小明先生 13812345678"_qs << QStringList{u"王小明"_qs};
+        QTest::newRow("glued to address")
+            << u"张伟浙江省杭州市余杭区文一西路969号"_qs << QStringList{u"张伟"_qs};
+        QTest::newRow("after address")
+            << u"杭州市余杭区文一西路969号张伟13812345678"_qs << QStringList{u"张伟"_qs};
         QTest::newRow("two people") << u"寄件人：刘洋 13011112222 收件人：赵敏 15033334444"_qs
                                     << QStringList{u"刘洋"_qs, u"赵敏"_qs};
         QTest::newRow("receiver mark") << u"谢天宇收，13300004444"_qs << QStringList{u"谢天宇"_qs};
         QTest::newRow("road is no name") << u"张江路88弄 13812345678"_qs << QStringList{};
         QTest::newRow("village is no name") << u"李村 13812345678"_qs << QStringList{};
         QTest::newRow("landmark is no name") << u"王府井 13812345678"_qs << QStringList{};
-        QTest::newRow("common words") << u"备注：周边有停车场，方便的话放快递柜"_qs << QStringList{};
+        QTest::newRow("common words")
+            << u"备注：周边有停车场，方便的话放快递柜"_qs << QStringList{};
         QTest::newRow("development zone") << u"高新区张江路88弄3号"_qs << QStringList{};
         QTest::newRow("city is no name") << u"黄山 13611112222"_qs << QStringList{};
-        QTest::newRow("labelled city-like name") << u"收件人：黄山 13611112222"_qs
-                                                 << QStringList{u"黄山"_qs};
+        QTest::newRow("labelled city-like name")
+            << u"收件人：黄山 13611112222"_qs << QStringList{u"黄山"_qs};
         QTest::newRow("weak surname needs context") << u"高兴 方便"_qs << QStringList{};
         QTest::newRow("weak surname with label") << u"姓名：高明"_qs << QStringList{u"高明"_qs};
-        QTest::newRow("full-width phone") << u"丁宁 １８６１２３４５６７８"_qs << QStringList{u"丁宁"_qs};
+        QTest::newRow("full-width phone")
+            << u"丁宁 １８６１２３４５６７８"_qs << QStringList{u"丁宁"_qs};
         QTest::newRow("digits only") << u"13812345678 0571-88886666"_qs << QStringList{};
         QTest::newRow("surname alone") << u"张"_qs << QStringList{};
     }
@@ -128,8 +132,8 @@ private slots:
 
     void locationShape()
     {
-        const AddressApi::Reply r = AddressEndpoints::extract(
-            request(u"我住在浙江省杭州市西湖区文三路478号，有空来玩"_qs));
+        const AddressApi::Reply r =
+            AddressEndpoints::extract(request(u"我住在浙江省杭州市西湖区文三路478号，有空来玩"_qs));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.body.keys(), QStringList{u"location_extract"_qs});
         const QJsonArray found = r.body.value("location_extract").toArray();
@@ -155,8 +159,8 @@ private slots:
 
     void locationNone()
     {
-        for (const QString &text : {u"今天天气不错"_qs, u"张伟 13812345678"_qs, u"和平年代"_qs,
-                                    u"12345 ABC !!"_qs}) {
+        for (const QString &text :
+             {u"今天天气不错"_qs, u"张伟 13812345678"_qs, u"和平年代"_qs, u"12345 ABC !!"_qs}) {
             const AddressApi::Reply r = AddressEndpoints::extract(request(text));
             QCOMPARE(r.status, 200);
             QVERIFY2(r.body.value("location_extract").toArray().isEmpty(), qPrintable(text));
@@ -173,30 +177,29 @@ private slots:
         QTest::newRow("name and phone end it")
             << u"浙江省杭州市余杭区文一西路969号阿里巴巴西溪园区张伟13812345678"_qs
             << QStringList{u"浙江省杭州市余杭区文一西路969号阿里巴巴西溪园区"_qs};
-        QTest::newRow("spaces inside")
-            << u"地址：山东省 青岛市 市南区 香港中路10号"_qs
-            << QStringList{u"山东省 青岛市 市南区 香港中路10号"_qs};
-        QTest::newRow("overlapping division names") << u"青岛市南区香港中路10号"_qs
-                                                    << QStringList{u"青岛市南区香港中路10号"_qs};
-        QTest::newRow("road named after a city") << u"送到南京东路800号"_qs
-                                                 << QStringList{u"南京东路800号"_qs};
+        QTest::newRow("spaces inside") << u"地址：山东省 青岛市 市南区 香港中路10号"_qs
+                                       << QStringList{u"山东省 青岛市 市南区 香港中路10号"_qs};
+        QTest::newRow("overlapping division names")
+            << u"青岛市南区香港中路10号"_qs << QStringList{u"青岛市南区香港中路10号"_qs};
+        QTest::newRow("road named after a city")
+            << u"送到南京东路800号"_qs << QStringList{u"南京东路800号"_qs};
         QTest::newRow("city alone") << u"我明天去北京出差"_qs << QStringList{u"北京"_qs};
         QTest::newRow("building details")
             << u"北京市海淀区中关村大街27号中关村大厦10层1001室，谢谢"_qs
             << QStringList{u"北京市海淀区中关村大街27号中关村大厦10层1001室"_qs};
-        QTest::newRow("road without division") << u"我在文三路100号等你"_qs
-                                               << QStringList{u"文三路100号"_qs};
+        QTest::newRow("road without division")
+            << u"我在文三路100号等你"_qs << QStringList{u"文三路100号"_qs};
         QTest::newRow("short place word") << u"放在超市门口"_qs << QStringList{};
-        QTest::newRow("dashes between divisions") << u"安徽-芜湖-弋江区"_qs
-                                                  << QStringList{u"安徽-芜湖-弋江区"_qs};
+        QTest::newRow("dashes between divisions")
+            << u"安徽-芜湖-弋江区"_qs << QStringList{u"安徽-芜湖-弋江区"_qs};
         QTest::newRow("room after road number") << u"上海市嘉定区定边路73号1641，谢谢"_qs
                                                 << QStringList{u"上海市嘉定区定边路73号1641"_qs};
-        QTest::newRow("chinese numeral units") << u"杭州市滨江区星耀城八幢三楼"_qs
-                                               << QStringList{u"杭州市滨江区星耀城八幢三楼"_qs};
+        QTest::newRow("chinese numeral units")
+            << u"杭州市滨江区星耀城八幢三楼"_qs << QStringList{u"杭州市滨江区星耀城八幢三楼"_qs};
         QTest::newRow("longer town suffix") << u"浙江省庆元县黄田镇工业园区2号"_qs
                                             << QStringList{u"浙江省庆元县黄田镇工业园区2号"_qs};
-        QTest::newRow("unit never starts a name") << u"环城南路868号新金海饭店"_qs
-                                                  << QStringList{u"环城南路868号新金海饭店"_qs};
+        QTest::newRow("unit never starts a name")
+            << u"环城南路868号新金海饭店"_qs << QStringList{u"环城南路868号新金海饭店"_qs};
     }
     void locationRules()
     {

@@ -489,8 +489,7 @@ void TestGazetteer::malformedFormerNamesAreRejected()
 
     const std::pair<QByteArray, const char16_t *> bad[] = {
         {"江东区\t浙江省\t宁波市\t330212000000\t鄞州区\t2016\n", u"7 tab-separated"},
-        {"江东区\t浙江省\t宁波市\t330212000000\t鄞州区\t2016\tmerged\textra\n",
-         u"7 tab-separated"},
+        {"江东区\t浙江省\t宁波市\t330212000000\t鄞州区\t2016\tmerged\textra\n", u"7 tab-separated"},
         {"江东区\t浙江省\t宁波市\t33021200000\t鄞州区\t2016\tmerged\n", u"bad code"},
         {"江东区\t浙江省\t宁波市\t330213000000\t鄞州区\t2016\tmerged\n", u"not a current"},
         {"江东区\t浙江省\t宁波市\t330212001000\t钟公庙街道\t2016\tmerged\n", u"not a current"},
@@ -514,11 +513,11 @@ void TestGazetteer::malformedFormerNamesAreRejected()
         QVERIFY(local.findFormerName(u"江东区").isEmpty());
     }
     // A former parent may itself be a former name of the table.
-    QVERIFY2(local.loadFormerNamesFromData(
-                 "甬州\t浙江省\t\t330200000000\t宁波市\t2001\trenamed\n"
-                 "江东区\t浙江省\t甬州\t330212000000\t鄞州区\t2016\tmerged\n",
-                 &error),
-             qPrintable(error));
+    QVERIFY2(
+        local.loadFormerNamesFromData("甬州\t浙江省\t\t330200000000\t宁波市\t2001\trenamed\n"
+                                      "江东区\t浙江省\t甬州\t330212000000\t鄞州区\t2016\tmerged\n",
+                                      &error),
+        qPrintable(error));
     QCOMPARE(local.formerNames().size(), std::size_t(2));
     // Reloading the divisions drops the former names (they point into the divisions).
     QVERIFY(local.loadFromData("330000000000\tprovince\t\t浙江省\t\t\t\n", &error));

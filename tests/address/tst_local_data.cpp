@@ -49,8 +49,8 @@ const Gazetteer::Division *division(const QString &province, const QString &city
                                     const QString &district = {}, const QString &town = {})
 {
     QString error;
-    const auto *d = LocalDataCsv::resolveRegion(Gazetteer::builtin(),
-                                                {province, city, district, town}, &error);
+    const auto *d =
+        LocalDataCsv::resolveRegion(Gazetteer::builtin(), {province, city, district, town}, &error);
     if (!d)
         qFatal("test region: %s", qPrintable(error));
     return d;
@@ -84,18 +84,16 @@ private slots:
         QTest::newRow("plain") << u"a,b,c\n1,2,3\n"_s
                                << QList<QStringList>{{"a", "b", "c"}, {"1", "2", "3"}}
                                << QList<int>{1, 2};
-        QTest::newRow("crlf, no final break") << u"a,b\r\n1,2"_s
-                                              << QList<QStringList>{{"a", "b"}, {"1", "2"}}
-                                              << QList<int>{1, 2};
+        QTest::newRow("crlf, no final break")
+            << u"a,b\r\n1,2"_s << QList<QStringList>{{"a", "b"}, {"1", "2"}} << QList<int>{1, 2};
         QTest::newRow("quoted comma and quote")
-            << u"\"x,y\",\"say \"\"hi\"\"\"\n"_s
-            << QList<QStringList>{{"x,y", "say \"hi\""}} << QList<int>{1};
+            << u"\"x,y\",\"say \"\"hi\"\"\"\n"_s << QList<QStringList>{{"x,y", "say \"hi\""}}
+            << QList<int>{1};
         QTest::newRow("line break inside quotes keeps line numbers")
             << u"\"two\nlines\",b\nnext,row\n"_s
             << QList<QStringList>{{"two\nlines", "b"}, {"next", "row"}} << QList<int>{1, 3};
-        QTest::newRow("blank lines skipped") << u"\n\na\n\r\n\nb\n"_s
-                                             << QList<QStringList>{{"a"}, {"b"}}
-                                             << QList<int>{3, 6};
+        QTest::newRow("blank lines skipped")
+            << u"\n\na\n\r\n\nb\n"_s << QList<QStringList>{{"a"}, {"b"}} << QList<int>{3, 6};
         QTest::newRow("blank columns and trimming")
             << u" a , ,\"\" ,\n"_s << QList<QStringList>{{"a", "", "", ""}} << QList<int>{1};
         QTest::newRow("empty") << QString() << QList<QStringList>{} << QList<int>{};
@@ -143,9 +141,8 @@ private slots:
         QCOMPARE(parsed.errors[2].line, 11);
         QVERIFY(parsed.errors[2].reason.contains("unknown region '杭洲市'"));
         // Short forms and a municipality's repeated or blank city resolve.
-        QCOMPARE(parsed.rows[2].divcode, division(u"浙江省"_s, u"杭州市"_s, u"余杭区"_s,
-                                                  u"五常街道"_s)
-                                             ->code);
+        QCOMPARE(parsed.rows[2].divcode,
+                 division(u"浙江省"_s, u"杭州市"_s, u"余杭区"_s, u"五常街道"_s)->code);
         QCOMPARE(parsed.rows[4].divcode, division(u"北京市"_s, {}, u"东城区"_s)->code);
         QCOMPARE(Gazetteer::builtin().byCode(parsed.rows[5].divcode)->name, u"东华门街道"_s);
         QCOMPARE(parsed.rows[3].road, u"文一西路"_s);
@@ -186,14 +183,14 @@ private slots:
         QTest::addColumn<QString>("fatal");
         QTest::newRow("empty") << QByteArray() << u"empty"_s;
         QTest::newRow("only a BOM") << QByteArray("\xEF\xBB\xBF") << u"empty"_s;
-        QTest::newRow("no zipcode column") << QByteArray("province,city\n浙江省,杭州市\n")
-                                           << u"needs a zipcode column"_s;
-        QTest::newRow("unknown column") << QByteArray("zipcode,province,zip_note\n")
-                                        << u"unknown column 'zip_note'"_s;
-        QTest::newRow("duplicate column") << QByteArray("zipcode,province,Province\n")
-                                          << u"appears twice"_s;
-        QTest::newRow("not utf-8") << QByteArray("zipcode,province\n310000,\xD5\xE3\xBD\xAD\n")
-                                   << u"not UTF-8"_s;
+        QTest::newRow("no zipcode column")
+            << QByteArray("province,city\n浙江省,杭州市\n") << u"needs a zipcode column"_s;
+        QTest::newRow("unknown column")
+            << QByteArray("zipcode,province,zip_note\n") << u"unknown column 'zip_note'"_s;
+        QTest::newRow("duplicate column")
+            << QByteArray("zipcode,province,Province\n") << u"appears twice"_s;
+        QTest::newRow("not utf-8")
+            << QByteArray("zipcode,province\n310000,\xD5\xE3\xBD\xAD\n") << u"not UTF-8"_s;
     }
     void fileErrors()
     {
@@ -246,9 +243,8 @@ private slots:
         const auto gcj = CoordTransform::wgs84ToGcj02({116.4001, 39.9131});
         QCOMPARE(parsed.rows[2].lon, gcj.lon);
         QCOMPARE(parsed.rows[2].lat, gcj.lat);
-        const auto fromBd = CoordTransform::convert({121.4905, 31.2397},
-                                                    CoordTransform::System::Bd09,
-                                                    CoordTransform::System::Gcj02);
+        const auto fromBd = CoordTransform::convert(
+            {121.4905, 31.2397}, CoordTransform::System::Bd09, CoordTransform::System::Gcj02);
         QCOMPARE(parsed.rows[3].lon, fromBd.lon);
         QCOMPARE(parsed.rows[3].name, u"外滩\"观景台\""_s);
     }
@@ -416,8 +412,8 @@ private slots:
         QCOMPARE(many.hits, 1);
 
         // Two distinct keys, each repeated: both counted once; the unique one wins.
-        const QString mixed = repeated.left(1000) + u"西溪书屋"_s + repeated.left(900) +
-                              u"西溪书屋"_s;
+        const QString mixed =
+            repeated.left(1000) + u"西溪书屋"_s + repeated.left(900) + u"西溪书屋"_s;
         const auto c = data->findPoi(mixed, nullptr, true, &many);
         QCOMPARE(many.keys, 2);
         QCOMPARE(many.hits, branches + 1);
@@ -559,9 +555,9 @@ private slots:
         QCOMPARE(r.value("status").toString(), u"NOT_FOUND"_s);
         QCOMPARE(r.value("hp_geocode").toObject().value("gcj02").toString(), QString());
         QCOMPARE(AddressApi::call(u"hp-geocode"_s, QJsonObject{}).status, 400);
-        QCOMPARE(AddressApi::call(u"hp-geocode"_s, QJsonObject{{"text", QString(2001, u'路')}})
-                     .status,
-                 400);
+        QCOMPARE(
+            AddressApi::call(u"hp-geocode"_s, QJsonObject{{"text", QString(2001, u'路')}}).status,
+            400);
     }
 
     void largeImportParsesAndIndexes()

@@ -91,9 +91,12 @@ void TestNormalize::correctShape()
     const QJsonArray corrections = r.body.value("corrections").toArray();
     QCOMPARE(corrections.size(), 2);
     QCOMPARE(corrections[0].toObject(),
-             (QJsonObject{{"start", 3}, {"end", 6}, {"from", "杭洲市"}, {"to", "杭州市"}, {"key", "city"}}));
-    QCOMPARE(corrections[1].toObject(),
-             (QJsonObject{{"start", 6}, {"end", 9}, {"from", "余航区"}, {"to", "余杭区"}, {"key", "district"}}));
+             (QJsonObject{
+                 {"start", 3}, {"end", 6}, {"from", "杭洲市"}, {"to", "杭州市"}, {"key", "city"}}));
+    QCOMPARE(
+        corrections[1].toObject(),
+        (QJsonObject{
+            {"start", 6}, {"end", 9}, {"from", "余航区"}, {"to", "余杭区"}, {"key", "district"}}));
 
     // Nothing to correct: the regions unchanged, status OK.
     const AddressApi::Reply clean = call("correct", u"浙江杭州余杭区五常街道"_s);
@@ -120,16 +123,16 @@ void TestNormalize::corrects_data()
         << u"杭洲余杭区良渚街道"_s << u"杭州=city\t余杭区=district\t良渚街道=town"_s;
     QTest::newRow("district alone, full name, unique")
         << u"余航区文一西路"_s << u"余杭区=district"_s;
-    QTest::newRow("district under its province") << u"浙江省余航区"_s
-                                                 << u"浙江省=prov\t余杭区=district"_s;
+    QTest::newRow("district under its province")
+        << u"浙江省余航区"_s << u"浙江省=prov\t余杭区=district"_s;
     QTest::newRow("short city after its province")
         << u"江苏苏洲姑苏区"_s << u"江苏=prov\t苏州=city\t姑苏区=district"_s;
     QTest::newRow("town full name under its district")
         << u"余杭区五长街道"_s << u"余杭区=district\t五常街道=town"_s;
     QTest::newRow("town short form right after its district")
         << u"杭州市余杭区五尝荆长大道"_s << u"杭州市=city\t余杭区=district\t五常=town"_s;
-    QTest::newRow("polyphone (行 hang)") << u"浙江省杭州市余行区"_s
-                                         << u"浙江省=prov\t杭州市=city\t余杭区=district"_s;
+    QTest::newRow("polyphone (行 hang)")
+        << u"浙江省杭州市余行区"_s << u"浙江省=prov\t杭州市=city\t余杭区=district"_s;
 }
 
 void TestNormalize::corrects()
@@ -199,8 +202,9 @@ void TestNormalize::completeShape()
 {
     const AddressApi::Reply r = call("complete", u"余杭区五常街道文一西路969号"_s);
     QCOMPARE(r.status, 200);
-    QCOMPARE(r.body.value("complete").toString(),
-             u"prov=浙江省\tcity=杭州市\tdistrict=余杭区\ttown=五常街道\troad=文一西路\troadNo=969号"_s);
+    QCOMPARE(
+        r.body.value("complete").toString(),
+        u"prov=浙江省\tcity=杭州市\tdistrict=余杭区\ttown=五常街道\troad=文一西路\troadNo=969号"_s);
     QCOMPARE(r.body.value("filled").toArray(), (QJsonArray{"prov", "city"}));
     QCOMPARE(r.body.value("status").toString(), u"OK"_s);
 }
@@ -227,12 +231,14 @@ void TestNormalize::completes_data()
         << u"朝阳区建国路88号"_s
         << u"prov=北京市\tcity=北京市\tdistrict=朝阳区\troad=建国路\troadNo=88号"_s
         << QStringList{u"prov"_s, u"city"_s};
-    QTest::newRow("city without districts") << u"东莞市虎门镇连升路5号"_s
-                                            << u"prov=广东省\tcity=东莞市\ttown=虎门镇\troad=连升路\troadNo=5号"_s
-                                            << QStringList{u"prov"_s};
+    QTest::newRow("city without districts")
+        << u"东莞市虎门镇连升路5号"_s
+        << u"prov=广东省\tcity=东莞市\ttown=虎门镇\troad=连升路\troadNo=5号"_s
+        << QStringList{u"prov"_s};
     QTest::newRow("already complete")
         << u"浙江省杭州市余杭区文一西路969号"_s
-        << u"prov=浙江省\tcity=杭州市\tdistrict=余杭区\troad=文一西路\troadNo=969号"_s << QStringList{};
+        << u"prov=浙江省\tcity=杭州市\tdistrict=余杭区\troad=文一西路\troadNo=969号"_s
+        << QStringList{};
     QTest::newRow("road-like town short form with a number is the road")
         << u"上海黄浦区南京东路200号"_s
         << u"prov=上海市\tcity=上海市\tdistrict=黄浦区\troad=南京东路\troadNo=200号"_s
@@ -271,8 +277,8 @@ void TestNormalize::standardizes_data()
         << u"浙江杭洲余航文一西路969号"_s << u"浙江省杭州市余杭区文一西路969号"_s << u"OK"_s;
     QTest::newRow("short forms to full names, spaces dropped")
         << u"杭州 西湖 文三路8号"_s << u"浙江省杭州市西湖区文三路8号"_s << u"OK"_s;
-    QTest::newRow("noise dropped") << u"余杭区文一西路969号，，"_s
-                                   << u"浙江省杭州市余杭区文一西路969号"_s << u"OK"_s;
+    QTest::newRow("noise dropped")
+        << u"余杭区文一西路969号，，"_s << u"浙江省杭州市余杭区文一西路969号"_s << u"OK"_s;
     QTest::newRow("municipality not doubled")
         << u"北京朝阳区建国路88号"_s << u"北京市朝阳区建国路88号"_s << u"OK"_s;
     QTest::newRow("no divisions") << u"明天下午开会"_s << QString() << u"NOT_FOUND"_s;
@@ -291,7 +297,8 @@ void TestNormalize::standardizes()
     // is written once).
     QString joined;
     QString prov;
-    for (const QString &pair : r.body.value("structure").toString().split(u'\t', Qt::SkipEmptyParts)) {
+    for (const QString &pair :
+         r.body.value("structure").toString().split(u'\t', Qt::SkipEmptyParts)) {
         const QString key = pair.section(u'=', 0, 0);
         const QString value = pair.section(u'=', 1);
         QVERIFY2(!AddressCompleter::isNoise(key), qPrintable(pair));

@@ -24,8 +24,7 @@ QStringList names(const QList<SearchIndex::Hit> &hits)
 
 QString firstCode(const QList<SearchIndex::Hit> &hits)
 {
-    return hits.isEmpty() ? QString()
-                          : QString::number(index().entry(hits.first().entry).divcode);
+    return hits.isEmpty() ? QString() : QString::number(index().entry(hits.first().entry).divcode);
 }
 
 QList<const Gazetteer::Division *> region(qint64 code)
@@ -230,7 +229,8 @@ void TestSearch::rankingOrder()
         if (i > 0)
             QVERIFY(hits[i].score <= hits[i - 1].score);
         const QString kind = index().entry(hits[i].entry).kind;
-        const int level = QStringList{u"province"_s, u"city"_s, u"district"_s, u"town"_s}.indexOf(kind);
+        const int level =
+            QStringList{u"province"_s, u"city"_s, u"district"_s, u"town"_s}.indexOf(kind);
         if (hits[i].match == SearchIndex::Match::Prefix) {
             seenPrefix = true;
         } else {
@@ -260,8 +260,7 @@ void TestSearch::prefixAutocomplete()
     QVERIFY(names(index().complete(u"yhq", 10)).contains(u"余杭区"_s));
     // Typing on after a parent: 杭州余 suggests 余杭区.
     QCOMPARE(index().entry(index().complete(u"杭州余", 10).value(0).entry).name, u"余杭区"_s);
-    QCOMPARE(index().entry(index().complete(u"hangzhouyuh", 10).value(0).entry).name,
-             u"余杭区"_s);
+    QCOMPARE(index().entry(index().complete(u"hangzhouyuh", 10).value(0).entry).name, u"余杭区"_s);
     // A prefix is a prefix class, and a complete key is exact.
     QCOMPARE(index().complete(u"杭州", 1).value(0).match, SearchIndex::Match::Exact);
     QCOMPARE(index().complete(u"杭", 1).value(0).match, SearchIndex::Match::Prefix);
@@ -269,9 +268,8 @@ void TestSearch::prefixAutocomplete()
 
 void TestSearch::parentNarrows()
 {
-    for (const QString &q :
-         {u"杭州 余杭"_s, u"杭州余杭"_s, u"浙江杭州余杭"_s, u"浙江省杭州市余杭区"_s,
-          u"hangzhou yuhang"_s, u"杭州 yuhang"_s}) {
+    for (const QString &q : {u"杭州 余杭"_s, u"杭州余杭"_s, u"浙江杭州余杭"_s,
+                             u"浙江省杭州市余杭区"_s, u"hangzhou yuhang"_s, u"杭州 yuhang"_s}) {
         const QList<SearchIndex::Hit> hits = index().search(q, 5);
         QVERIFY2(!hits.isEmpty(), qPrintable(q));
         QCOMPARE(firstCode(hits), u"330110000000"_s);
@@ -295,8 +293,8 @@ void TestSearch::regionRestricts()
     // The region itself may be the answer.
     QCOMPARE(firstCode(index().complete(u"hangzhou", 5, region(330100000000))), u"330100000000"_s);
     // Nothing of another province.
-    QVERIFY(index().search(u"杭州", 5, region(110000000000)).isEmpty()
-            || firstCode(index().search(u"杭州", 5, region(110000000000))).startsWith(u"11"));
+    QVERIFY(index().search(u"杭州", 5, region(110000000000)).isEmpty() ||
+            firstCode(index().search(u"杭州", 5, region(110000000000))).startsWith(u"11"));
     // Large regions with a one-letter prefix still answer, all inside.
     const QList<SearchIndex::Hit> many = index().complete(u"h", 20, region(440000000000));
     QCOMPARE(many.size(), 20);
@@ -391,7 +389,11 @@ void TestSearch::endpointShapes()
     QVERIFY(AddressApi::endpoints().contains(u"search"_s));
     QVERIFY(AddressApi::endpoints().contains(u"input-search"_s));
     QCOMPARE(AddressApi::call(u"input-search"_s, {{"text", u"yuhang"_s}})
-                 .body.value("input_search").toArray().first().toObject().value("name"),
+                 .body.value("input_search")
+                 .toArray()
+                 .first()
+                 .toObject()
+                 .value("name"),
              u"余杭区"_s);
 
     const AddressApi::Reply r = AddressEndpoints::search({{"text", u"杭州"_s}});
@@ -400,8 +402,8 @@ void TestSearch::endpointShapes()
     const QJsonArray results = r.body.value("search_result").toArray();
     QCOMPARE(results.size(), 5);
     const QJsonObject top = results.first().toObject();
-    QCOMPARE(top.keys(), (QStringList{u"address"_s, u"divcode"_s, u"gcj02"_s, u"kind"_s,
-                                      u"name"_s, u"score"_s, u"wgs84"_s}));
+    QCOMPARE(top.keys(), (QStringList{u"address"_s, u"divcode"_s, u"gcj02"_s, u"kind"_s, u"name"_s,
+                                      u"score"_s, u"wgs84"_s}));
     QCOMPARE(top.value("name").toString(), u"杭州市"_s);
     QCOMPARE(top.value("address").toString(), u"浙江省杭州市"_s);
     QCOMPARE(top.value("kind").toString(), u"city"_s);
@@ -433,15 +435,22 @@ void TestSearch::endpointShapes()
     QCOMPARE(noneIn.body.value("status").toString(), u"NOT_FOUND"_s);
 
     // limit and region honoured.
-    const AddressApi::Reply limited = AddressEndpoints::search(
-        {{"text", u"朝阳"_s}, {"limit", 20}, {"region", u"北京"_s}});
+    const AddressApi::Reply limited =
+        AddressEndpoints::search({{"text", u"朝阳"_s}, {"limit", 20}, {"region", u"北京"_s}});
     QVERIFY(limited.ok());
     for (const QJsonValue &v : limited.body.value("search_result").toArray())
         QVERIFY(v.toObject().value("divcode").toString().startsWith(u"11"));
     QCOMPARE(AddressEndpoints::inputSearch({{"text", u"h"_s}, {"limit", 20}})
-                 .body.value("input_search").toArray().size(), 20);
+                 .body.value("input_search")
+                 .toArray()
+                 .size(),
+             20);
     QCOMPARE(AddressEndpoints::search({{"text", u"朝阳"_s}, {"region", u"110105000000"_s}})
-                 .body.value("search_result").toArray().first().toObject().value("divcode"),
+                 .body.value("search_result")
+                 .toArray()
+                 .first()
+                 .toObject()
+                 .value("divcode"),
              u"110105000000"_s);
     QVERIFY(AddressEndpoints::search({{"text", u"余杭"_s}, {"region", u"浙江省杭州市"_s}}).ok());
     QVERIFY(AddressEndpoints::search({{"text", u"余杭"_s}, {"region", u"3301"_s}}).ok());
@@ -457,18 +466,21 @@ void TestSearch::endpointValidation_data()
     QTest::newRow("text too long") << QJsonObject{{"text", QString(2001, u'杭')}} << u"text"_s;
     QTest::newRow("limit 0") << QJsonObject{{"text", u"杭州"_s}, {"limit", 0}} << u"limit"_s;
     QTest::newRow("limit 21") << QJsonObject{{"text", u"杭州"_s}, {"limit", 21}} << u"limit"_s;
-    QTest::newRow("limit fraction") << QJsonObject{{"text", u"杭州"_s}, {"limit", 2.5}} << u"limit"_s;
-    QTest::newRow("limit string") << QJsonObject{{"text", u"杭州"_s}, {"limit", u"5"_s}} << u"limit"_s;
+    QTest::newRow("limit fraction")
+        << QJsonObject{{"text", u"杭州"_s}, {"limit", 2.5}} << u"limit"_s;
+    QTest::newRow("limit string") << QJsonObject{{"text", u"杭州"_s}, {"limit", u"5"_s}}
+                                  << u"limit"_s;
     QTest::newRow("limit bool") << QJsonObject{{"text", u"杭州"_s}, {"limit", true}} << u"limit"_s;
-    QTest::newRow("limit negative") << QJsonObject{{"text", u"杭州"_s}, {"limit", -3}} << u"limit"_s;
-    QTest::newRow("region unknown") << QJsonObject{{"text", u"杭州"_s}, {"region", u"月球背面"_s}}
-                                    << u"region"_s;
+    QTest::newRow("limit negative")
+        << QJsonObject{{"text", u"杭州"_s}, {"limit", -3}} << u"limit"_s;
+    QTest::newRow("region unknown")
+        << QJsonObject{{"text", u"杭州"_s}, {"region", u"月球背面"_s}} << u"region"_s;
     QTest::newRow("region code unknown")
         << QJsonObject{{"text", u"杭州"_s}, {"region", u"990000000000"_s}} << u"region"_s;
     QTest::newRow("region too many digits")
         << QJsonObject{{"text", u"杭州"_s}, {"region", u"3301000000001"_s}} << u"region"_s;
-    QTest::newRow("region number") << QJsonObject{{"text", u"杭州"_s}, {"region", 330100}}
-                                   << u"region"_s;
+    QTest::newRow("region number")
+        << QJsonObject{{"text", u"杭州"_s}, {"region", 330100}} << u"region"_s;
     QTest::newRow("region empty") << QJsonObject{{"text", u"杭州"_s}, {"region", u""_s}}
                                   << u"region"_s;
     QTest::newRow("region array") << QJsonObject{{"text", u"杭州"_s}, {"region", QJsonArray{}}}

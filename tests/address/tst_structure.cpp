@@ -127,9 +127,8 @@ void TestStructure::parse_data()
         << u"广州市天河区体育西路191号中石化大厦B座18楼"_s
         << u"city=广州市 | district=天河区 | road=体育西路 | roadNo=191号 | poi=中石化大厦 | "
            "houseNo=B座 | floorNo=18楼"_s;
-    QTest::newRow("short forms")
-        << u"杭州余杭五常街道荆长大道"_s
-        << u"city=杭州 | district=余杭 | town=五常街道 | road=荆长大道"_s;
+    QTest::newRow("short forms") << u"杭州余杭五常街道荆长大道"_s
+                                 << u"city=杭州 | district=余杭 | town=五常街道 | road=荆长大道"_s;
     QTest::newRow("poi and sub poi")
         << u"浙江省温州市鹿城区锦绣路汇丰花园东区12幢"_s
         << u"prov=浙江省 | city=温州市 | district=鹿城区 | road=锦绣路 | poi=汇丰花园 | "
@@ -151,8 +150,8 @@ void TestStructure::parse_data()
     QTest::newRow("division inside a name")
         << u"杭州市西湖区学院路77号浙江大学"_s
         << u"city=杭州市 | district=西湖区 | road=学院路 | roadNo=77号 | poi=浙江大学"_s;
-    QTest::newRow("no divisions")
-        << u"解放路88号银泰百货3楼"_s << u"road=解放路 | roadNo=88号 | poi=银泰百货 | floorNo=3楼"_s;
+    QTest::newRow("no divisions") << u"解放路88号银泰百货3楼"_s
+                                  << u"road=解放路 | roadNo=88号 | poi=银泰百货 | floorNo=3楼"_s;
     // A name glued before a road without a suffix of its own: a road's stem is 2-3 characters.
     QTest::newRow("old town name before a road")
         << u"浙江省舟山市普陀区沈家门海滨路6号"_s
@@ -173,8 +172,8 @@ void TestStructure::parse_data()
     QTest::newRow("three-character stem")
         << u"杭州市西湖区天目山西路18号"_s
         << u"city=杭州市 | district=西湖区 | road=天目山西路 | roadNo=18号"_s;
-    QTest::newRow("stem with 中")
-        << u"温州市鹿城区洋中路3号"_s << u"city=温州市 | district=鹿城区 | road=洋中路 | roadNo=3号"_s;
+    QTest::newRow("stem with 中") << u"温州市鹿城区洋中路3号"_s
+                                  << u"city=温州市 | district=鹿城区 | road=洋中路 | roadNo=3号"_s;
     QTest::newRow("market row")
         << u"义乌国际商贸城二区12街3号"_s
         << u"district=义乌 | poi=国际商贸城二区 | cellNo=12街 | roomNo=3号"_s;
@@ -447,8 +446,7 @@ void TestStructure::endpointErrors_data()
     QTest::newRow("null") << QJsonObject{{"text", QJsonValue::Null}};
     QTest::newRow("empty") << QJsonObject{{"text", u""_s}};
     QTest::newRow("blank") << QJsonObject{{"text", u"  \n "_s}};
-    QTest::newRow("too long")
-        << QJsonObject{{"text", QString(AddressApi::kMaxText + 1, u'路')}};
+    QTest::newRow("too long") << QJsonObject{{"text", QString(AddressApi::kMaxText + 1, u'路')}};
 }
 
 void TestStructure::endpointErrors()

@@ -48,15 +48,15 @@ constexpr const char *kBenchReason = "bench";
 
 struct Options
 {
-    double seconds = 2.0;      // measured window per row
-    int inflight = 8;          // charges each posting thread keeps in flight (group rows)
-    qint64 prefill = 100'000;  // ledger rows for the "large ledger" rows; 0: no such rows
-    int prefillWriters = 16;   // writers for the "large ledger" rows
+    double seconds = 2.0;     // measured window per row
+    int inflight = 8;         // charges each posting thread keeps in flight (group rows)
+    qint64 prefill = 100'000; // ledger rows for the "large ledger" rows; 0: no such rows
+    int prefillWriters = 16;  // writers for the "large ledger" rows
     QList<int> writers{1, 4, 16, 64};
-    bool direct = true;        // also run the one-transaction-per-charge rows
-    bool whatIfIndex = false;  // add a plain (kind, request_id) index: measures a schema fix
-    QString dir;               // where the SQLite scratch directories go
-    QString pgUrl;             // empty: PostgreSQL rows are skipped
+    bool direct = true;       // also run the one-transaction-per-charge rows
+    bool whatIfIndex = false; // add a plain (kind, request_id) index: measures a schema fix
+    QString dir;              // where the SQLite scratch directories go
+    QString pgUrl;            // empty: PostgreSQL rows are skipped
 };
 
 Options &options()
@@ -117,7 +117,8 @@ public:
 private:
     static void admin(const QString &sql)
     {
-        QSqlDatabase db = DatabaseConfig::fromUrl(options().pgUrl).open(QStringLiteral("benchadmin"));
+        QSqlDatabase db =
+            DatabaseConfig::fromUrl(options().pgUrl).open(QStringLiteral("benchadmin"));
         QSqlQuery q(db);
         if (!q.exec(sql))
             throw StoreError((sql + QStringLiteral(": ") + q.lastError().text()).toStdString());
@@ -129,8 +130,7 @@ private:
 };
 
 // Runs body with a Store on a connection of this thread, then closes the connection.
-template <class Fn>
-void withStore(const DatabaseConfig &config, const QString &purpose, Fn body)
+template <class Fn> void withStore(const DatabaseConfig &config, const QString &purpose, Fn body)
 {
     QString name;
     {
@@ -145,7 +145,8 @@ void withStore(const DatabaseConfig &config, const QString &purpose, Fn body)
 void execOrThrow(QSqlQuery &q, const QString &sql)
 {
     if (!q.exec(sql))
-        throw StoreError((sql.left(60) + QStringLiteral("...: ") + q.lastError().text()).toStdString());
+        throw StoreError(
+            (sql.left(60) + QStringLiteral("...: ") + q.lastError().text()).toStdString());
 }
 
 // Migrates, grants the starting balance and, if asked, appends `prefill` charge rows to the
@@ -193,9 +194,10 @@ qint64 seed(const DatabaseConfig &config, qint64 prefill)
                                               "INSERT INTO %1 SELECT %2 FROM c")
                                    .arg(columns, values)
                                    .arg(prefill));
-            execOrThrow(q, QStringLiteral("UPDATE accounts SET balance = balance - %1 WHERE id = %2")
-                               .arg(prefill * kChargeUnits)
-                               .arg(account));
+            execOrThrow(q,
+                        QStringLiteral("UPDATE accounts SET balance = balance - %1 WHERE id = %2")
+                            .arg(prefill * kChargeUnits)
+                            .arg(account));
         });
         if (s.isPostgres()) {
             // What autovacuum would have done by the time a real ledger is this large.
@@ -289,8 +291,7 @@ QString requestId(char mode, int row, int writer, qint64 i)
     return QStringLiteral("%1%2-%3-%4").arg(QLatin1Char(mode)).arg(row).arg(writer).arg(i);
 }
 
-RunResult runGroup(const DatabaseConfig &config, qint64 account, int writers, int inflight,
-                   int row)
+RunResult runGroup(const DatabaseConfig &config, qint64 account, int writers, int inflight, int row)
 {
     RunResult result;
     ErrorLog errors;
@@ -461,8 +462,9 @@ void benchRow(benchmark::State &state, const Row &row)
     }
     RunResult r;
     for (auto _ : state) {
-        r = row.group ? runGroup(scratch->config(), account, row.writers, options().inflight, row.id)
-                      : runDirect(scratch->config(), account, row.writers, row.id);
+        r = row.group
+                ? runGroup(scratch->config(), account, row.writers, options().inflight, row.id)
+                : runDirect(scratch->config(), account, row.writers, row.id);
         state.SetIterationTime(r.seconds);
     }
 
@@ -485,7 +487,8 @@ void benchRow(benchmark::State &state, const Row &row)
                 .arg(r.errors)
                 .arg(r.firstError));
 
-    state.counters["charges/s"] = benchmark::Counter(double(r.committed), benchmark::Counter::kIsRate);
+    state.counters["charges/s"] =
+        benchmark::Counter(double(r.committed), benchmark::Counter::kIsRate);
     state.counters["charges"] = double(r.committed);
     state.counters["errors"] = double(r.errors);
     state.counters["p50_ms"] = r.p50Ms;
@@ -557,9 +560,10 @@ void printSummary()
                 o.whatIfIndex ? "; WHAT-IF: extra index ledger(kind, request_id), not the "
                                 "product schema"
                               : "");
-    std::printf("| backend | ledger rows before | writers | group commit charges/s | writer batches "
-                "| charges/batch | group p50 / p99 ms | direct (1 tx per charge) charges/s "
-                "| direct p50 / p99 ms | direct errors | group / direct |\n");
+    std::printf(
+        "| backend | ledger rows before | writers | group commit charges/s | writer batches "
+        "| charges/batch | group p50 / p99 ms | direct (1 tx per charge) charges/s "
+        "| direct p50 / p99 ms | direct errors | group / direct |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     auto find = [](const Row &like, bool group) -> const Measured * {
         for (const Measured &m : measured())
@@ -573,12 +577,15 @@ void printSummary()
             continue;
         const Measured *d = find(g.row, false);
         const double gr = double(g.run.committed) / g.run.seconds;
-        const QString dr = d ? rate(double(d->run.committed) / d->run.seconds) : QStringLiteral("-");
-        const QString dl = d ? QStringLiteral("%1 / %2").arg(d->run.p50Ms, 0, 'f', 2).arg(d->run.p99Ms, 0, 'f', 2)
-                             : QStringLiteral("-");
+        const QString dr =
+            d ? rate(double(d->run.committed) / d->run.seconds) : QStringLiteral("-");
+        const QString dl =
+            d ? QStringLiteral("%1 / %2").arg(d->run.p50Ms, 0, 'f', 2).arg(d->run.p99Ms, 0, 'f', 2)
+              : QStringLiteral("-");
         const QString de = d ? QString::number(d->run.errors) : QStringLiteral("-");
         const QString ratio = d && d->run.committed
-                                  ? QStringLiteral("%1x").arg(gr / (double(d->run.committed) / d->run.seconds), 0, 'f', 1)
+                                  ? QStringLiteral("%1x").arg(
+                                        gr / (double(d->run.committed) / d->run.seconds), 0, 'f', 1)
                                   : QStringLiteral("-");
         std::printf("| %s | %lld | %d | %s | %llu | %.1f | %.2f / %.2f | %s | %s | %s | %s |\n",
                     qPrintable(g.row.backend), static_cast<long long>(g.row.prefill), g.row.writers,
@@ -646,11 +653,13 @@ bool parseOwnOptions(int argc, char **argv, std::vector<char *> &rest)
             o.whatIfIndex = true;
         else if (a == u"--help" || a == u"-h") {
             std::printf(
-                "bench_charges [--seconds=S] [--inflight=K] [--writers=1,4,16,64] [--prefill=ROWS]\n"
+                "bench_charges [--seconds=S] [--inflight=K] [--writers=1,4,16,64] "
+                "[--prefill=ROWS]\n"
                 "              [--dir=DIR] [--pg-url=URL] [--no-direct] [--what-if-index]\n"
                 "              [--benchmark_... options]\n"
                 "Env: SWITCHYARD_BENCH_PG_URL (PostgreSQL rows), SWITCHYARD_BENCH_DIR (SQLite\n"
-                "scratch dirs, default the temp dir), SWITCHYARD_BENCH_SECONDS, SWITCHYARD_BENCH_INFLIGHT.\n"
+                "scratch dirs, default the temp dir), SWITCHYARD_BENCH_SECONDS, "
+                "SWITCHYARD_BENCH_INFLIGHT.\n"
                 "See tests/bench/README.md.\n");
             return false;
         } else {

@@ -1,9 +1,9 @@
 // Tools > Address testing, driven like a user (offscreen). The panel calls the address engine
 // directly: no database is opened, no server runs.
 #include "AddressPanel.h"
+#include "CoordTransform.h"
 #include "LocalData.h"
 #include "TestDatabase.h"
-#include "CoordTransform.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -16,8 +16,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSqlDatabase>
-#include <QTabWidget>
 #include <QTableWidget>
+#include <QTabWidget>
 #include <QTest>
 #include <QTextCursor>
 #include <QTextEdit>
