@@ -1,13 +1,11 @@
 #include "Cli.h"
 
-#include "address/AddressDataStore.h"
 #include "AppOptions.h"
 #include "DatabaseService.h"
-#include "llm/ProviderRegistry.h"
 #include "Migrations.h"
 #include "Money.h"
-#include "Scopes.h"
 #include "ServerHost.h"
+#include "Services.h"
 #include "Store.h"
 
 #include <csignal>
@@ -32,22 +30,29 @@ QTextStream &err()
     return s;
 }
 
-struct UsageError : std::runtime_error
-{
-    using std::runtime_error::runtime_error;
-};
+using UsageError = CommandUsageError;
 
-const char *kTopHelp =
-    "Usage: switchyard-server COMMAND [options]\n"
-    "\n"
-    "Commands:\n"
-    "  serve                 run the HTTP API (headless)\n"
-    "  keys create|list|revoke      manage API keys (sk-)\n"
-    "  tokens create|list|revoke    manage control tokens (lpc_)\n"
-    "  credits grant|balance        manage the credit balance\n"
-    "  address import|status        import zip codes and POIs for the address services\n"
-    "\n"
-    "Every command takes --data-dir DIR or --database URL; run COMMAND --help for details.\n";
+const char *kTopHelp = "Usage: switchyard-server COMMAND [options]\n"
+                       "\n"
+                       "Commands:\n"
+                       "  serve                 run the HTTP API (headless)\n"
+                       "  keys create|list|revoke      manage API keys (sk-)\n"
+                       "  tokens create|list|revoke    manage control tokens (lpc_)\n"
+                       "  credits grant|balance        manage the credit balance\n";
+
+const char *kTopHelpEnd =
+    "\nEvery command takes --data-dir DIR or --database URL; run COMMAND --help for details.\n";
+
+// The built-in commands, then each family's, e.g. "  address import|status   import ...".
+QString topHelp(const FamilyList &families)
+{
+    QString help = QString::fromLatin1(kTopHelp);
+    for (const auto &f : families)
+        for (const FamilyCommand &c : f->commands())
+            help += QStringLiteral("  %1 %2").arg(c.name, c.synopsis).leftJustified(31) +
+                    c.summary + u'\n';
+    return help + QString::fromLatin1(kTopHelpEnd);
+}
 
 // Parses a subcommand's options; prints help and exits 0 on --help.
 struct Parsed
@@ -77,13 +82,14 @@ bool parse(Parsed &p, const QStringList &args, const QString &description, bool 
     return true;
 }
 
-// Opens the database on this thread and migrates it, for the one-shot admin commands.
+// Opens the database on this thread and migrates it (the core's and every family's tables), for
+// the one-shot admin commands.
 struct DirectStore
 {
     explicit DirectStore(const AppOptions &o) : config(o.database())
     {
         QSqlDatabase db = config.open(QStringLiteral("cli"));
-        Migrations::apply(db, config.kind());
+        Migrations::apply(db, config.kind(), Services::migrationsOf(createFamilies()));
         store.emplace(db, config.kind());
         account = store->defaultAccountId();
     }
@@ -167,9 +173,10 @@ int tokens(const QStringList &args)
     rest[0] = QStringLiteral("tokens ") + action;
     Parsed p;
     if (action == u"create") {
+        const QStringList known = Services::scopesOf(createFamilies());
         const QCommandLineOption scopes(
             QStringLiteral("scopes"),
-            QStringLiteral("Comma-separated scopes: %1.").arg(Scopes::all().join(u", ")),
+            QStringLiteral("Comma-separated scopes: %1.").arg(known.join(u", ")),
             QStringLiteral("LIST"));
         const QCommandLineOption expires(QStringLiteral("expires"),
                                          QStringLiteral("Expire after this many days."),
@@ -184,9 +191,9 @@ int tokens(const QStringList &args)
         if (list.isEmpty())
             throw UsageError("--scopes is required, e.g. --scopes credits:read,usage:read");
         for (const QString &s : list)
-            if (!Scopes::isKnown(s.trimmed()))
-                throw UsageError(("unknown scope '" + s + "'; known: " + Scopes::all().join(u", "))
-                                     .toStdString());
+            if (!known.contains(s.trimmed()))
+                throw UsageError(
+                    ("unknown scope '" + s + "'; known: " + known.join(u", ")).toStdString());
         QDateTime expiry;
         if (p.parser.isSet(expires)) {
             bool ok = false;
@@ -279,75 +286,40 @@ int credits(const QStringList &args)
     throw UsageError("usage: switchyard-server credits grant|balance [options]");
 }
 
-// Exit code of an import that wrote its good rows but rejected others.
-constexpr int kPartialImport = 3;
-
-int address(const QStringList &args)
+// What a family's command gets: the same option parsing, streams and database as the built-in
+// commands.
+class CliCommandHost : public CommandHost
 {
-    const QString action = args.value(1);
-    Parsed p;
-    if (action == u"import") {
-        const auto kind = AddressDataStore::parseKind(args.value(2));
-        if (!kind)
-            throw UsageError("usage: switchyard-server address import zipcodes|pois FILE.csv "
-                             "[--replace] [options]");
-        QStringList rest = args.mid(2);
-        rest[0] = QStringLiteral("address import ") + AddressDataStore::kindName(*kind);
-        const QCommandLineOption replace(
-            QStringLiteral("replace"),
-            QStringLiteral("Replace all imported %1 (default: append; a row whose key exists is "
-                           "updated).")
-                .arg(AddressDataStore::kindName(*kind)));
-        const QString description =
-            *kind == AddressDataStore::Kind::Zipcodes
-                ? QStringLiteral("Import zip codes from a UTF-8 CSV file with the header "
-                                 "zipcode,province,city,district,town,road (or a divcode column "
-                                 "instead of the region names).")
-                : QStringLiteral("Import points of interest from a UTF-8 CSV file with the header "
-                                 "name,province,city,district,town,address,lon,lat,coord,"
-                                 "category,aliases.");
-        if (!parse(p, rest,
-                   description + QStringLiteral(" Rows with errors are listed and skipped; exit "
-                                                "code %1 when some were.")
-                                     .arg(kPartialImport),
-                   false, {replace}, QStringLiteral("FILE"), QStringLiteral("The CSV file.")))
-            return 0;
-        const QStringList files = p.parser.positionalArguments();
-        if (files.size() != 1)
-            throw UsageError("expected exactly one CSV file");
-        DirectStore ds(p.options);
-        const ImportReport report =
-            AddressDataStore::importFile(*ds.store, *kind, files.first(), p.parser.isSet(replace));
-        if (!report.ok()) {
-            err() << "error: " << report.fatal << "\n";
-            return 1;
+public:
+    QTextStream &out() override { return ::out(); }
+    QTextStream &err() override { return ::err(); }
+    bool parse(QCommandLineParser &parser, const QStringList &args,
+               const QString &description) override
+    {
+        parser.setApplicationDescription(description);
+        parser.addHelpOption();
+        AppOptions::addTo(parser, false);
+        if (!parser.parse(args))
+            throw UsageError(parser.errorText().toStdString());
+        if (parser.isSet(QStringLiteral("help"))) {
+            ::out() << parser.helpText();
+            ::out().flush();
+            return false;
         }
-        constexpr int kListed = 20;
-        for (const auto &e : report.errors.mid(0, kListed))
-            err() << files.first() << ":" << e.line << ": " << e.reason << "\n";
-        if (report.errors.size() > kListed)
-            err() << "... and " << report.errors.size() - kListed << " more rows with errors\n";
-        err().flush();
-        out() << report.summary() << "\n";
-        return report.errors.isEmpty() ? 0 : kPartialImport;
+        m_options = AppOptions::from(parser, false);
+        return true;
     }
-    if (action == u"status") {
-        QStringList rest = args.mid(1);
-        rest[0] = QStringLiteral("address status");
-        if (!parse(p, rest, QStringLiteral("Count the imported zip codes and points of interest."),
-                   false, {}))
-            return 0;
-        DirectStore ds(p.options);
-        const AddressDataStore::Counts c = AddressDataStore::counts(*ds.store);
-        out() << "DATA\tROWS\n"
-              << "zipcodes\t" << c.zipcodes << "\n"
-              << "zipcode roads\t" << c.zipRoads << "\n"
-              << "pois\t" << c.pois << "\n";
-        return 0;
+    Store &store() override
+    {
+        if (!m_store)
+            m_store.emplace(m_options);
+        return *m_store->store;
     }
-    throw UsageError("usage: switchyard-server address import zipcodes|pois FILE.csv [--replace] "
-                     "| address status [options]");
-}
+
+private:
+    AppOptions m_options;
+    std::optional<DirectStore> m_store;
+};
 
 int signalPipe[2] = {-1, -1};
 
@@ -363,14 +335,10 @@ int serve(const QStringList &args)
     QStringList rest = args;
     if (!parse(p, rest, QStringLiteral("Run the Switchyard HTTP API without a window."), true, {}))
         return 0;
-    const ServerSettings settings = p.options.settings();
-    DatabaseService db(p.options.database(settings));
-    db.start();
-    ProviderRegistry registry(settings.gateway, settings.configPath);
-    registry.startCatalogSync(&db);
-    ServerHost host(db, settings, &registry);
+    Services services(p.options.settings(), p.options.database());
+    services.start();
     QString error;
-    if (!host.start(p.options.listenAddress, p.options.listenPort, &error)) {
+    if (!services.listen(p.options.listenAddress, p.options.listenPort, &error)) {
         err() << "error: cannot listen on " << p.options.listenAddress.toString() << ":"
               << p.options.listenPort << ": " << error << "\n";
         return 1;
@@ -394,9 +362,11 @@ int serve(const QStringList &args)
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
 
-    const QString url = host.url().toString();
-    err() << "Switchyard is listening on " << url << " (data: " << db.config().describe() << ")\n";
-    const bool fresh = DirectStore(p.options).store->listApiKeys(db.defaultAccountId()).isEmpty();
+    const QString url = services.host()->url().toString();
+    err() << "Switchyard is listening on " << url
+          << " (data: " << services.database().config().describe() << ")\n";
+    const bool fresh =
+        DirectStore(p.options).store->listApiKeys(services.database().defaultAccountId()).isEmpty();
     if (fresh) {
         const QString where = p.options.databaseUrl.isEmpty()
                                   ? QStringLiteral("--data-dir '%1'").arg(p.options.dataDir)
@@ -410,8 +380,7 @@ int serve(const QStringList &args)
     }
     err().flush();
     const int rc = QCoreApplication::exec();
-    host.stop();
-    db.stop();
+    services.stop();
     err() << "Stopped.\n";
     return rc;
 }
@@ -423,8 +392,9 @@ int runCli(const QStringList &arguments)
     const QStringList args = arguments.mid(1);
     const QString command = args.value(0);
     try {
+        const FamilyList families = createFamilies();
         if (command.isEmpty() || command == u"--help" || command == u"-h" || command == u"help") {
-            (command.isEmpty() ? err() : out()) << kTopHelp;
+            (command.isEmpty() ? err() : out()) << topHelp(families);
             return command.isEmpty() ? 2 : 0;
         }
         if (command == u"--version") {
@@ -439,9 +409,15 @@ int runCli(const QStringList &arguments)
             return tokens(args);
         if (command == u"credits")
             return credits(args);
-        if (command == u"address")
-            return address(args);
-        err() << "error: unknown command '" << command << "'\n\n" << kTopHelp;
+        for (const auto &f : families) {
+            for (const FamilyCommand &c : f->commands()) {
+                if (command == c.name) {
+                    CliCommandHost host;
+                    return c.run(args, host);
+                }
+            }
+        }
+        err() << "error: unknown command '" << command << "'\n\n" << topHelp(families);
         return 2;
     } catch (const UsageError &e) {
         err() << "error: " << e.what() << "\n";

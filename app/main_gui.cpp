@@ -1,8 +1,7 @@
 #include "AppOptions.h"
-#include "DatabaseService.h"
-#include "llm/ProviderRegistry.h"
 #include "MainWindow.h"
 #include "ServerHost.h"
+#include "Services.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -25,33 +24,27 @@ int main(int argc, char *argv[])
 
     try {
         const AppOptions options = AppOptions::from(parser, true);
-        const ServerSettings settings = options.settings();
-        DatabaseService db(options.database(settings));
-        db.start();
-        ProviderRegistry registry(settings.gateway, settings.configPath);
-        registry.startCatalogSync(&db);
-        ServerHost host(db, settings, &registry);
+        Services services(options.settings(), options.database());
+        services.start();
         QString error;
-        bool serving = host.start(options.listenAddress, options.listenPort, &error);
+        bool serving = services.listen(options.listenAddress, options.listenPort, &error);
         if (!serving && options.listenPort != 0) {
             // The port is taken (another instance?): serve on a free one rather than not at all.
-            serving = host.start(options.listenAddress, 0, &error);
+            serving = services.listen(options.listenAddress, 0, &error);
             if (serving)
                 QMessageBox::information(nullptr, QStringLiteral("Switchyard"),
                                          QStringLiteral("Port %1 is in use; the API listens on %2 "
                                                         "instead.")
                                              .arg(options.listenPort)
-                                             .arg(host.url().toString()));
+                                             .arg(services.host()->url().toString()));
         }
         if (!serving)
             QMessageBox::warning(nullptr, QStringLiteral("Switchyard"),
                                  QStringLiteral("The API server could not start: %1").arg(error));
-        MainWindow window(db, serving ? &host : nullptr);
-        window.setProviderRegistry(&registry);
+        MainWindow window(services);
         window.show();
         const int rc = QApplication::exec();
-        host.stop();
-        db.stop();
+        services.stop();
         return rc;
     } catch (const std::exception &e) {
         QMessageBox::critical(nullptr, QStringLiteral("Switchyard"), QString::fromUtf8(e.what()));

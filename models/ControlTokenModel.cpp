@@ -176,8 +176,9 @@ void ControlTokenModel::createToken(const QString &name, const QStringList &scop
 {
     QPointer<QObject> guard(context);
     const bool hasContext = context != nullptr;
-    const auto unknown = std::find_if(scopes.cbegin(), scopes.cend(),
-                                      [](const QString &s) { return !Scopes::isKnown(s); });
+    const auto unknown = std::find_if(scopes.cbegin(), scopes.cend(), [this](const QString &s) {
+        return !m_knownScopes.contains(s);
+    });
     if (scopes.isEmpty() || unknown != scopes.cend()) {
         const QString error = scopes.isEmpty() ? tr("Choose at least one scope.")
                                                : tr("Unknown scope: %1").arg(*unknown);

@@ -2,6 +2,7 @@
 
 #include "DatabaseService.h"
 #include "RecordTableModel.h"
+#include "Scopes.h"
 
 #include <QTimer>
 
@@ -35,7 +36,11 @@ public:
 
     using CreateDone = std::function<void(const DbResult<CreatedSecret> &)>;
     using RevokeDone = std::function<void(const DbResult<bool> &)>;
-    // scopes must be known (Scopes::isKnown) and not empty, otherwise done gets an error and
+    // The scopes a token may carry (default: the core's; the window sets Services::scopes()).
+    void setKnownScopes(const QStringList &scopes) { m_knownScopes = scopes; }
+    const QStringList &knownScopes() const { return m_knownScopes; }
+
+    // scopes must be known (knownScopes()) and not empty, otherwise done gets an error and
     // nothing is written. An invalid expires means the token never expires. done runs on this
     // model's thread, unless a given context is gone.
     void createToken(const QString &name, const QStringList &scopes, const QDateTime &expires,
@@ -59,4 +64,5 @@ private:
     bool m_stale = false;
     QTimer m_lastUsedRefresh;
     QTimer m_expiryTick;
+    QStringList m_knownScopes = Scopes::core();
 };

@@ -18,12 +18,12 @@ DatabaseService::~DatabaseService()
     stop();
 }
 
-void DatabaseService::start()
+void DatabaseService::start(const QList<Migrations::Component> &families)
 {
     {
         QSqlDatabase db = m_config.open(QStringLiteral("migrate"));
         const QString name = db.connectionName();
-        Migrations::apply(db, m_config.kind());
+        Migrations::apply(db, m_config.kind(), families);
         m_defaultAccount = Store(db, m_config.kind()).defaultAccountId();
         db = QSqlDatabase();
         DatabaseConfig::close(name);

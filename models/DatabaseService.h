@@ -2,6 +2,7 @@
 
 #include "DatabaseConfig.h"
 #include "DbWorker.h"
+#include "Migrations.h"
 #include "Records.h"
 #include "Store.h"
 
@@ -30,8 +31,9 @@ public:
     explicit DatabaseService(DatabaseConfig config, int readers = 2, QObject *parent = nullptr);
     ~DatabaseService() override;
 
-    // Migrates the schema and starts the threads. Throws StoreError.
-    void start();
+    // Migrates the schema (the core's tables and the families') and starts the threads. Throws
+    // StoreError.
+    void start(const QList<Migrations::Component> &families = {});
     // Drains the writer: every write posted before this returns is committed or failed.
     void stop();
     // Blocks until everything posted so far has completed (its completion has run).

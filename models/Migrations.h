@@ -2,12 +2,28 @@
 
 #include "DatabaseConfig.h"
 
-// Versioned schema migrations, applied in order at start. Each runs in its own transaction;
-// on PostgreSQL an advisory lock keeps several instances starting together from racing.
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+// Versioned schema migrations by component: the core's tables (accounts, keys, tokens, ledger,
+// usage) and each service family's own. A component's steps are applied in order (step i is
+// version i + 1), each in its own transaction, and recorded in schema_components; on PostgreSQL
+// an advisory lock keeps several instances starting together from racing. SQL is
+// dialect-neutral: {ID} is the auto-increment primary key, {NOW} the time in milliseconds.
 namespace Migrations {
 
-int latestVersion();
-// Applies what is missing and returns the version the database is at. Throws StoreError.
-int apply(QSqlDatabase db, DatabaseConfig::Kind kind);
+struct Component
+{
+    QString name;             // "core", or the family's name
+    QList<QStringList> steps; // append only: a released step is never edited
+};
+
+const Component &coreComponent();
+// The number of steps of the core and `families` together.
+int latestVersion(const QList<Component> &families = {});
+// Applies what is missing of the core and `families` and returns the number of their steps now
+// recorded. Throws StoreError.
+int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &families = {});
 
 } // namespace Migrations

@@ -2,15 +2,10 @@
 
 namespace Scopes {
 
-QStringList all()
+QStringList core()
 {
-    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,  UsageRead,
-            TokensRead,  TokensWrite,  EnvxWrite,   ProvidersRead, ProvidersWrite};
-}
-
-bool isKnown(const QString &scope)
-{
-    return all().contains(scope);
+    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,
+            UsageRead,   TokensRead,   TokensWrite, EnvxWrite};
 }
 
 } // namespace Scopes

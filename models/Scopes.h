@@ -2,7 +2,8 @@
 
 #include <QStringList>
 
-// The control-token scopes this server knows. Tokens can only be created with these.
+// The control-token scopes of the core (credentials, credits, usage). Service families add
+// their own (ServiceFamily::scopes); Services::scopes() is the full list a token may carry.
 namespace Scopes {
 
 inline constexpr QLatin1StringView ApiKeysRead{"api_keys:read"};
@@ -13,10 +14,7 @@ inline constexpr QLatin1StringView UsageRead{"usage:read"};
 inline constexpr QLatin1StringView TokensRead{"tokens:read"};
 inline constexpr QLatin1StringView TokensWrite{"tokens:write"};
 inline constexpr QLatin1StringView EnvxWrite{"envx:write"};
-inline constexpr QLatin1StringView ProvidersRead{"providers:read"};
-inline constexpr QLatin1StringView ProvidersWrite{"providers:write"};
 
-QStringList all();
-bool isKnown(const QString &scope);
+QStringList core();
 
 } // namespace Scopes

@@ -5,15 +5,6 @@
 
 namespace ErrorEnvelope {
 
-ErrorStyle styleForPath(const QString &path)
-{
-    if (path == u"/v1/messages" || path.startsWith(u"/v1/messages/"))
-        return ErrorStyle::Messages;
-    if (path.startsWith(u"/v1/social-media/") || path == u"/openapi.json")
-        return ErrorStyle::Social;
-    return ErrorStyle::OpenAI;
-}
-
 QString defaultType(ErrorStyle style, int status)
 {
     if (style == ErrorStyle::Social)

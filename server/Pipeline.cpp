@@ -35,6 +35,27 @@ Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject 
 {
 }
 
+void Pipeline::addErrorPrefix(const QString &prefix, ErrorStyle style)
+{
+    m_errorPrefixes.append({prefix, style});
+}
+
+ErrorStyle Pipeline::errorStyleForPath(const QString &path) const
+{
+    ErrorStyle style = ErrorStyle::OpenAI;
+    qsizetype longest = -1;
+    for (const auto &[prefix, s] : m_errorPrefixes) {
+        const bool under =
+            path.startsWith(prefix) && (path.size() == prefix.size() || prefix.endsWith(u'/') ||
+                                        path.at(prefix.size()) == u'/');
+        if (prefix.size() > longest && under) {
+            longest = prefix.size();
+            style = s;
+        }
+    }
+    return style;
+}
+
 qint64 Pipeline::bodyLimit(const HttpRequest &head) const
 {
     const RouteSpec *route = m_router.anyForPath(head.path);
@@ -44,6 +65,9 @@ qint64 Pipeline::bodyLimit(const HttpRequest &head) const
 void Pipeline::reject(const ExchangePtr &exchange, int status, const QString &message)
 {
     auto ctx = std::make_shared<RequestContext>(*this, exchange);
+    // Refused before routing (limits): still in the envelope of the route it was meant for.
+    if (const RouteSpec *route = m_router.anyForPath(exchange->request().path))
+        ctx->m_style = route->errorStyle;
     ctx->respondError(status, message);
 }
 
@@ -65,6 +89,7 @@ void Pipeline::handle(const ExchangePtr &exchange)
         return;
     }
     ctx->m_route = m.route;
+    ctx->m_style = m.route->errorStyle;
     ctx->m_params = std::move(m.params);
     if (m.route->auth == AuthMode::Public) {
         run(ctx);

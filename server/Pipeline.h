@@ -23,6 +23,11 @@ public:
     Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent = nullptr);
 
     void addRoute(RouteSpec spec) { m_router.add(std::move(spec)); }
+    // The envelope of errors under a path prefix that no route claims: the path itself and what
+    // lies below it ("/v1/messages" covers "/v1/messages/x", not "/v1/messagesx"); the longest
+    // prefix wins, otherwise the OpenAI shape. A matched route's own errorStyle overrides it.
+    void addErrorPrefix(const QString &prefix, ErrorStyle style);
+    ErrorStyle errorStyleForPath(const QString &path) const;
     DatabaseService &database() { return m_db; }
     Metrics &metrics() { return m_metrics; }
     CreditGate &credits() { return m_credits; }
@@ -53,6 +58,7 @@ private:
     DatabaseService &m_db;
     ServerSettings m_settings;
     Router m_router;
+    QList<QPair<QString, ErrorStyle>> m_errorPrefixes;
     Authenticator m_auth;
     RateLimiter m_rates;
     CreditGate m_credits;

@@ -24,7 +24,7 @@ RequestContext::RequestContext(Pipeline &pipeline, ExchangePtr exchange)
     : m_pipeline(pipeline), m_exchange(std::move(exchange)), m_requestId(newRequestId())
 {
     m_timer.start();
-    m_style = ErrorEnvelope::styleForPath(m_exchange->request().path);
+    m_style = pipeline.errorStyleForPath(m_exchange->request().path);
 }
 
 std::optional<QJsonObject> RequestContext::jsonBody()

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "ErrorEnvelope.h"
+
 #include <functional>
 #include <memory>
 #include <QByteArray>
@@ -29,6 +31,7 @@ struct RouteSpec
     QString bucket = QStringLiteral("default"); // rate-limit bucket
     qint64 reservation = 0; // credit units that must be available before the handler runs
     bool upload = false;    // multipart body: the upload limit applies instead of the JSON one
+    ErrorStyle errorStyle = ErrorStyle::OpenAI; // the envelope of this route's errors
     std::function<void(const ContextPtr &)> handler;
 };
 

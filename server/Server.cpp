@@ -1,23 +1,16 @@
 #include "Server.h"
 
-#include "address/AddressRoutes.h"
-#include "control/ControlRoutes.h"
 #include "DatabaseService.h"
 #include "http/HttpServer.h"
-#include "llm/Gateway.h"
-#include "llm/ProviderRegistry.h"
 #include "Pipeline.h"
+#include "ServiceFamily.h"
 
-#include <QCoreApplication>
-#include <QJsonArray>
-#include <QJsonObject>
 #include <QTimer>
 
-Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry,
+Server::Server(DatabaseService &db, ServerSettings settings, const QList<ServiceFamily *> &families,
                QObject *parent)
     : QObject(parent), m_db(db), m_settings(std::move(settings)),
-      m_registry(registry ? registry : new ProviderRegistry(m_settings.gateway, {}, this)),
-      m_pipeline(new Pipeline(db, m_settings, this))
+      m_pipeline(new Pipeline(db, m_settings, this)), m_familyObjects(new QObject(this))
 {
     HttpLimits limits;
     limits.maxHeaderBytes = m_settings.maxHeaderBytes;
@@ -26,20 +19,26 @@ Server::Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *r
     m_http = new HttpServer(*m_pipeline, limits, m_settings.maxConnections, this);
     connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
     connect(m_http, &HttpServer::drained, this, &Server::drained);
-    registerPublicRoutes();
-    registerControlRoutes(*m_pipeline);
-    registerAddressRoutes(*m_pipeline, m_settings);
-    m_gateway = new Gateway(*m_registry, m_settings.maxStreamBuffer, this);
-    m_gateway->install(*m_pipeline, m_settings.llmMinimumReservation);
+    registerCoreRoutes();
+    const ServerScope scope{*m_pipeline, m_db, m_familyObjects};
+    for (ServiceFamily *family : families) {
+        for (RouteSpec &route : family->routes(scope)) {
+            if (route.family.isEmpty())
+                route.family = family->name();
+            m_pipeline->addRoute(std::move(route));
+        }
+        for (const ErrorPrefix &p : family->errorPrefixes())
+            m_pipeline->addErrorPrefix(p.prefix, p.style);
+    }
 }
 
 Server::~Server()
 {
-    // Connections first: closing them reaches the pipeline and the gateway.
+    // Connections first: closing them reaches the pipeline and the families' objects.
     delete m_http;
     m_http = nullptr;
-    delete m_gateway;
-    m_gateway = nullptr;
+    delete m_familyObjects;
+    m_familyObjects = nullptr;
 }
 
 void Server::abortRemaining()
@@ -68,7 +67,7 @@ void Server::shutdown()
     m_http->beginShutdown();
 }
 
-void Server::registerPublicRoutes()
+void Server::registerCoreRoutes()
 {
     RouteSpec health;
     health.method = "GET";
@@ -89,25 +88,4 @@ void Server::registerPublicRoutes()
         ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8", m.render());
     };
     m_pipeline->addRoute(metrics);
-
-    RouteSpec models = health;
-    models.pattern = QStringLiteral("/v1/models");
-    models.family = QStringLiteral("models");
-    models.handler = [this](const ContextPtr &ctx) {
-        const auto snapshot = m_registry->snapshot();
-        QJsonArray data = snapshot->catalog.toJson();
-        // Live-catalog models, priced as listed (or as overridden locally).
-        for (auto p = snapshot->live.cbegin(); p != snapshot->live.cend(); ++p) {
-            for (const CatalogModel &m : p.value()) {
-                ModelEntry e;
-                e.id = QStringLiteral("gateway/%1/%2").arg(p.key(), m.id);
-                e.ownedBy = p.key();
-                e.endpoints = {QStringLiteral("chat.completions")};
-                e.price = m.price;
-                data.append(ModelCatalog::entryJson(e));
-            }
-        }
-        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
-    };
-    m_pipeline->addRoute(models);
 }

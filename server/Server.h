@@ -2,23 +2,24 @@
 
 #include "ServerSettings.h"
 
-#include <memory>
 #include <QHostAddress>
+#include <QList>
 #include <QObject>
 
 class DatabaseService;
 class HttpServer;
 class Pipeline;
-class ProviderRegistry;
-class Gateway;
+class ServiceFamily;
 
-// The HTTP API: the pipeline with every route family registered, and the listening socket.
-// Lives on one thread (ServerHost's); all of its work happens there.
+// The HTTP API: the pipeline with the core's routes (/healthz, /metrics) and every family's,
+// and the listening socket. Lives on one thread (ServerHost's); all of its work happens there.
 class Server : public QObject
 {
     Q_OBJECT
 public:
-    Server(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry = nullptr,
+    // Asks each family for its routes and error prefixes (ServiceFamily::routes); the families
+    // outlive the server.
+    Server(DatabaseService &db, ServerSettings settings, const QList<ServiceFamily *> &families,
            QObject *parent = nullptr);
     ~Server() override;
 
@@ -37,12 +38,13 @@ signals:
     void drained();
 
 private:
-    void registerPublicRoutes();
+    void registerCoreRoutes();
 
     DatabaseService &m_db;
     ServerSettings m_settings;
-    ProviderRegistry *m_registry;
     Pipeline *m_pipeline;
-    Gateway *m_gateway = nullptr;
+    // Parent of what families make for this server; deleted before the connections' owner so
+    // that closing connections still finds the family objects they reach.
+    QObject *m_familyObjects;
     HttpServer *m_http;
 };

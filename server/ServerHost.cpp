@@ -1,6 +1,5 @@
 #include "ServerHost.h"
 
-#include "address/AddressDataStore.h"
 #include "DatabaseService.h"
 #include "Pipeline.h"
 #include "Server.h"
@@ -8,9 +7,9 @@
 #include <QEventLoop>
 #include <QSemaphore>
 
-ServerHost::ServerHost(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry,
-                       QObject *parent)
-    : QObject(parent), m_db(db), m_settings(std::move(settings)), m_registry(registry)
+ServerHost::ServerHost(DatabaseService &db, ServerSettings settings,
+                       QList<ServiceFamily *> families, QObject *parent)
+    : QObject(parent), m_db(db), m_settings(std::move(settings)), m_families(std::move(families))
 {
     m_thread.setObjectName(QStringLiteral("server"));
 }
@@ -22,8 +21,6 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error)
 {
-    // The imported zip codes and POIs, loaded on a pool thread while the server comes up.
-    AddressDataStore::loadAsync(m_db);
     m_thread.start();
     // An object living on the server thread to run code there; the server is built and bound
     // on that thread so every object it owns belongs to it.
@@ -35,13 +32,12 @@ bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error
         m_anchor,
         [&] {
             try {
-                m_server = new Server(m_db, m_settings, m_registry, m_anchor);
+                m_server = new Server(m_db, m_settings, m_families, m_anchor);
                 for (const auto &install : m_installers)
                     install(m_server->pipeline());
                 connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,
                         Qt::DirectConnection);
                 ok = m_server->listen(address, port, &err);
-                AddressDataStore::watch(m_db, m_server, m_settings.addressReloadMs);
             } catch (const std::exception &e) {
                 err = QString::fromUtf8(e.what());
             }

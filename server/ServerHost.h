@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <QHostAddress>
+#include <QList>
 #include <QObject>
 #include <QThread>
 #include <QUrl>
@@ -11,8 +12,8 @@
 
 class DatabaseService;
 class Pipeline;
-class ProviderRegistry;
 class Server;
+class ServiceFamily;
 
 // Runs the HTTP server on a thread of its own, so that neither the window's GUI thread nor the
 // headless main thread (signal handling, admin work) ever serves requests.
@@ -20,9 +21,9 @@ class ServerHost : public QObject
 {
     Q_OBJECT
 public:
-    // registry: the gateway's providers, shared with the window; null: the server makes its
-    // own from settings.gateway (no live-catalog refresh).
-    ServerHost(DatabaseService &db, ServerSettings settings, ProviderRegistry *registry = nullptr,
+    // families: whose routes the server serves (they must outlive this host); Services makes
+    // them, and the database must be started with their migrations.
+    ServerHost(DatabaseService &db, ServerSettings settings, QList<ServiceFamily *> families,
                QObject *parent = nullptr);
     ~ServerHost() override;
 
@@ -45,7 +46,7 @@ signals:
 private:
     DatabaseService &m_db;
     ServerSettings m_settings;
-    ProviderRegistry *m_registry;
+    QList<ServiceFamily *> m_families;
     QThread m_thread;
     QObject *m_anchor = nullptr; // lives on the server thread; owns the server
     Server *m_server = nullptr;

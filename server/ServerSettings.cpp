@@ -1,7 +1,5 @@
 #include "ServerSettings.h"
 
-#include "Money.h"
-
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -65,38 +63,12 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                                      "\"full\"");
         s.sqliteFullSync = sync.toString() == u"full";
     }
-    const QJsonValue gateway = root.value("gateway");
-    if (!gateway.isUndefined() && !gateway.isObject())
-        throw std::runtime_error("config: gateway must be an object");
-    s.gateway = GatewayConfig::fromJson(gateway.toObject());
-    if (gateway.toObject().contains("min_reservation")) {
-        const auto units =
-            Money::parseCredits(gateway.toObject().value("min_reservation").toString());
-        if (!units || *units < 0)
-            throw std::runtime_error("config: gateway.min_reservation must be a decimal string of "
-                                     "credits, e.g. \"0.001\"");
-        s.llmMinimumReservation = *units;
-    }
-
-    const QJsonObject address = root.value("address").toObject();
-    if (address.contains("price_per_request")) {
-        const auto units = Money::parseCredits(address.value("price_per_request").toString());
-        if (!units || *units < 0)
-            throw std::runtime_error("config: address.price_per_request must be a decimal string "
-                                     "of credits, e.g. \"0.0001\"");
-        s.addressPricePerRequest = *units;
-    }
-    if (address.contains("reload_seconds")) {
-        const int seconds = address.value("reload_seconds").toInt(-1);
-        if (!address.value("reload_seconds").isDouble() || seconds < 0 || seconds > 86'400)
-            throw std::runtime_error("config: address.reload_seconds must be 0 (only at start) to "
-                                     "86400");
-        s.addressReloadMs = seconds * 1000;
-    }
-    if (address.contains("upstream")) {
-        if (!address.value("upstream").isObject())
-            throw std::runtime_error("config: address.upstream must be an object");
-        s.addressUpstream = AddressUpstreamConfig::fromJson(address.value("upstream").toObject());
+    for (auto it = root.begin(); it != root.end(); ++it) {
+        if (it.key() == u"server" || it.key() == u"rate_limits")
+            continue;
+        if (!it.value().isObject())
+            throw std::runtime_error("config: " + it.key().toStdString() + " must be an object");
+        s.familySections.insert(it.key(), it.value());
     }
 
     const QJsonObject limits = root.value("rate_limits").toObject();

@@ -42,7 +42,7 @@ ControlTokensPanel::ControlTokensPanel(ControlTokenModel *model, QWidget *parent
     m_name->setMaxLength(100);
     m_name->setPlaceholderText(tr("Optional"));
     auto *scopeGrid = new QGridLayout;
-    const QStringList scopes = Scopes::all();
+    const QStringList scopes = m_model->knownScopes();
     for (int i = 0; i < scopes.size(); ++i) {
         auto *box = new QCheckBox(scopes.at(i), form);
         box->setObjectName(QStringLiteral("scope_") + scopes.at(i));

@@ -6,10 +6,14 @@
 #include "ControlTokenModel.h"
 #include "ControlTokensPanel.h"
 #include "CreditsPanel.h"
+#include "DatabaseService.h"
 #include "LedgerModel.h"
+#include "llm/GatewayFamily.h"
 #include "ProvidersPanel.h"
 #include "RequestMeter.h"
+#include "Scopes.h"
 #include "ServerHost.h"
+#include "Services.h"
 #include "UsageBucketModel.h"
 #include "UsageModel.h"
 #include "UsagePanel.h"
@@ -26,12 +30,27 @@ namespace {
 constexpr int kPanelIndexRole = Qt::UserRole;
 }
 
+MainWindow::MainWindow(Services &services, QWidget *parent)
+    : MainWindow(services.database(), services.isServing() ? services.host() : nullptr,
+                 services.scopes(), parent)
+{
+    if (auto *gateway = services.family<GatewayFamily>())
+        setProviderRegistry(&gateway->registry());
+}
+
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
+    : MainWindow(db, host, Scopes::core(), parent)
+{
+}
+
+MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
+                       QWidget *parent)
     : QMainWindow(parent), m_host(host), m_keys(new ApiKeyModel(db, this)),
       m_tokens(new ControlTokenModel(db, this)), m_ledger(new LedgerModel(db, this)),
       m_usage(new UsageModel(db, this)), m_buckets(new UsageBucketModel(db, this)),
       m_meter(std::make_shared<RequestMeter>(QDateTime::currentMSecsSinceEpoch()))
 {
+    m_tokens->setKnownScopes(scopes);
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("Switchyard"));
 

@@ -16,6 +16,7 @@ class QListWidget;
 class QStackedWidget;
 class RequestMeter;
 class ServerHost;
+class Services;
 class UsageBucketModel;
 class UsageModel;
 
@@ -26,6 +27,10 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
+    // The program's window: every panel, bound to the services' database, server and families
+    // (the token scopes they declare, the gateway's providers, the address tools).
+    explicit MainWindow(Services &services, QWidget *parent = nullptr);
+    // The core's panels over a database alone (no families), for tests.
     MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -48,6 +53,7 @@ public:
     UsageBucketModel *usageBucketModel() const { return m_buckets; }
 
 private:
+    MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes, QWidget *parent);
     void updateStatus();
 
     ServerHost *m_host;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 
+#include "address/AddressTables.h"
 #include "DatabaseService.h"
 #include "Migrations.h"
 #include "Store.h"
@@ -347,7 +348,7 @@ ImportReport importCsv(const DatabaseConfig &config, Kind kind, const QString &p
 {
     try {
         return withOwnConnection(config, "address-import", [&](Store &store) {
-            Migrations::apply(store.database(), config.kind());
+            Migrations::apply(store.database(), config.kind(), {AddressTables::migrations()});
             const quint64 generation = LocalData::generation();
             ImportReport report = importFile(store, kind, path, replace);
             if (report.ok() && report.imported + report.removed > 0) {

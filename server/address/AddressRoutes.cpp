@@ -2,27 +2,24 @@
 
 #include "AddressApi.h"
 #include "AddressUpstream.h"
-#include "Pipeline.h"
-#include "ServerSettings.h"
+#include "RequestContext.h"
 
 #include <QMetaObject>
 #include <QPointer>
 #include <QThread>
 #include <QThreadPool>
 
-void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
+QList<RouteSpec> addressRoutes(QObject *parent, qint64 price, const AddressUpstreamConfig &config)
 {
-    const qint64 price = settings.addressPricePerRequest;
-    AddressUpstream *upstream = settings.addressUpstream.enabled()
-                                    ? new AddressUpstream(settings.addressUpstream, &pipeline)
-                                    : nullptr;
+    AddressUpstream *upstream = config.enabled() ? new AddressUpstream(config, parent) : nullptr;
     // The engine's calls take from microseconds to tens of milliseconds (a 2,000-character
     // standardize): they run on this pool, never on the server thread, so one heavy request
     // cannot hold up every other connection. Its own pool: index rebuilds on the global one
     // take seconds.
-    auto *pool = new QThreadPool(&pipeline);
+    auto *pool = new QThreadPool(parent);
     pool->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
-    QPointer<QObject> home(&pipeline); // lives on the server thread
+    QPointer<QObject> home(parent); // lives on the server thread
+    QList<RouteSpec> routes;
 
     for (const QString &endpoint : AddressApi::endpoints()) {
         RouteSpec spec;
@@ -57,7 +54,8 @@ void registerAddressRoutes(Pipeline &pipeline, const ServerSettings &settings)
                     Qt::QueuedConnection);
             });
         };
-        pipeline.addRoute(spec);
+        routes.append(std::move(spec));
     }
     AddressApi::warmUp();
+    return routes;
 }

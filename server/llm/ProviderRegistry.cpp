@@ -3,7 +3,7 @@
 #include "DatabaseService.h"
 #include "Money.h"
 #include "Store.h"
-#include "UpstreamClient.h"
+#include "upstream/UpstreamClient.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -306,7 +306,7 @@ void ProviderRegistry::startCatalogSync(DatabaseService *db)
     db->read<QList<Store::CatalogCacheEntry>>(
         this, [](Store &store) { return store.catalogCache(); },
         [self](const DbResult<QList<Store::CatalogCacheEntry>> &r) {
-            if (!self)
+            if (!self || !self->m_db) // gone, or stopped meanwhile
                 return;
             if (r.ok()) {
                 for (const auto &e : r.value) {
@@ -323,6 +323,13 @@ void ProviderRegistry::startCatalogSync(DatabaseService *db)
                 if (autoRefreshes(p))
                     self->refreshCatalog(p.name);
         });
+}
+
+void ProviderRegistry::stopCatalogSync()
+{
+    m_db = nullptr;
+    qDeleteAll(m_timers);
+    m_timers.clear();
 }
 
 void ProviderRegistry::scheduleRefreshes()

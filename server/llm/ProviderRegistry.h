@@ -75,6 +75,9 @@ public:
     // Live catalogs: loads the database cache, then refreshes each catalog provider now and on
     // its timer. Call once, on the registry's thread.
     void startCatalogSync(DatabaseService *db);
+    // Stops the timers and forgets the database (before it stops); refreshes on demand still
+    // work, without writing the cache.
+    void stopCatalogSync();
     // Refreshes one catalog provider now; done(error) on this object's thread (empty: ok).
     void refreshCatalog(const QString &provider, std::function<void(QString error)> done = {});
 

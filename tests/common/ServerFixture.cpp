@@ -3,28 +3,25 @@
 #include "Pipeline.h"
 
 ServerFixture::ServerFixture(const QString &backend, ServerSettings settings,
-                             std::function<void(Pipeline &)> routes, ProviderRegistry *registry)
+                             std::function<void(Pipeline &)> routes)
     : m_db(backend)
 {
     if (!m_db.ready())
         return;
-    m_service = std::make_unique<DatabaseService>(m_db.config());
-    m_service->start();
-    m_host = std::make_unique<ServerHost>(*m_service, settings, registry);
+    m_services = std::make_unique<Services>(std::move(settings), m_db.config());
+    m_services->start();
     if (routes)
-        m_host->addRoutes(routes);
+        m_services->host()->addRoutes(routes);
     QString error;
-    if (!m_host->start(QHostAddress(QHostAddress::LocalHost), 0, &error))
+    if (!m_services->listen(QHostAddress(QHostAddress::LocalHost), 0, &error))
         qFatal("server did not start: %s", qPrintable(error));
     m_ready = true;
 }
 
 ServerFixture::~ServerFixture()
 {
-    if (m_host)
-        m_host->stop();
-    if (m_service)
-        m_service->stop();
+    if (m_services)
+        m_services->stop();
 }
 
 Store &ServerFixture::store()

@@ -3,29 +3,31 @@
 #include "DatabaseService.h"
 #include "HttpClient.h"
 #include "ServerHost.h"
+#include "Services.h"
 #include "TestSupport.h"
 
 #include <functional>
 #include <memory>
 
 class Pipeline;
-class ProviderRegistry;
 
-// A real server on 127.0.0.1 and an ephemeral port, on its own thread, over a test database.
+// A real server on 127.0.0.1 and an ephemeral port, on its own thread, over a test database:
+// the program's own wiring (Services) with every family, configured from settings (family
+// sections in settings.familySections), plus any extra routes a test installs.
 class ServerFixture
 {
 public:
     explicit ServerFixture(const QString &backend,
                            ServerSettings settings = ServerSettings::defaults(),
-                           std::function<void(Pipeline &)> routes = {},
-                           ProviderRegistry *registry = nullptr);
+                           std::function<void(Pipeline &)> routes = {});
     ~ServerFixture();
     bool ready() const { return m_ready; }
     QString skipReason() const { return m_db.skipReason(); }
 
-    quint16 port() const { return quint16(m_host->url().port()); }
-    DatabaseService &service() { return *m_service; }
-    ServerHost &host() { return *m_host; }
+    quint16 port() const { return quint16(m_services->host()->url().port()); }
+    Services &services() { return *m_services; }
+    DatabaseService &service() { return m_services->database(); }
+    ServerHost &host() { return *m_services->host(); }
     HttpClient client() const { return HttpClient(port()); }
 
     // Direct store access on the test thread (own connection), for setup and checks.
@@ -37,8 +39,7 @@ public:
 
 private:
     TestDatabase m_db;
-    std::unique_ptr<DatabaseService> m_service;
-    std::unique_ptr<ServerHost> m_host;
+    std::unique_ptr<Services> m_services;
     std::optional<Store> m_store;
     bool m_ready = false;
 };

@@ -1,4 +1,4 @@
-#include "ControlRoutes.h"
+#include "ControlFamily.h"
 
 #include "DatabaseService.h"
 #include "Money.h"
@@ -292,19 +292,21 @@ void revokeKey(Pipeline &p, const ContextPtr &ctx)
 
 } // namespace
 
-void registerControlRoutes(Pipeline &p)
+QList<RouteSpec> ControlFamily::routes(const ServerScope &scope)
 {
-    auto route = [&p](const char *method, const char *pattern, QLatin1StringView scope,
-                      void (*fn)(Pipeline &, const ContextPtr &)) {
+    Pipeline &p = scope.pipeline;
+    QList<RouteSpec> routes;
+    auto route = [&](const char *method, const char *pattern, QLatin1StringView needs,
+                     void (*fn)(Pipeline &, const ContextPtr &)) {
         RouteSpec r;
         r.method = method;
         r.pattern = QLatin1String(pattern);
         r.family = QStringLiteral("control");
         r.auth = AuthMode::ControlToken;
-        r.scope = scope;
+        r.scope = needs;
         r.bucket = QStringLiteral("control");
         r.handler = [&p, fn](const ContextPtr &ctx) { fn(p, ctx); };
-        p.addRoute(std::move(r));
+        routes.append(std::move(r));
     };
     route("GET", "/api/v1/credits/balance", Scopes::CreditsRead, balance);
     route("GET", "/api/v1/credits/ledger", Scopes::CreditsRead, ledger);
@@ -312,4 +314,10 @@ void registerControlRoutes(Pipeline &p)
     route("GET", "/api/v1/api-keys", Scopes::ApiKeysRead, listKeys);
     route("POST", "/api/v1/api-keys", Scopes::ApiKeysWrite, createKey);
     route("DELETE", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, revokeKey);
+    return routes;
+}
+
+std::unique_ptr<ServiceFamily> makeFamily_control()
+{
+    return std::make_unique<ControlFamily>();
 }

@@ -1,0 +1,84 @@
+#pragma once
+
+#include "ProviderRegistry.h"
+#include "Relay.h"
+#include "RequestContext.h"
+#include "SseParser.h"
+#include "upstream/KeyScrub.h"
+#include "upstream/UpstreamClient.h"
+
+#include <memory>
+#include <QList>
+#include <QSet>
+
+class Gateway;
+
+namespace LlmProtocol {
+// The protocol a provider type speaks upstream.
+Protocol upstreamOf(ProviderType type);
+// The path under a provider's base URL, e.g. "/chat/completions".
+QByteArray path(Protocol p);
+// The catalog's endpoint name: chat.completions, responses or messages.
+QString endpointName(Protocol p);
+} // namespace LlmProtocol
+
+// One gateway request: the upstream call (with key rotation), the relay, billing, and what
+// happens when either side goes away.
+class GatewayCall : public std::enable_shared_from_this<GatewayCall>
+{
+public:
+    GatewayCall(Gateway &gateway, ContextPtr ctx, std::unique_ptr<Relay> relay, ResolvedModel model,
+                QList<QByteArray> extraHeaders)
+        : m_gateway(gateway), m_ctx(std::move(ctx)), m_relay(std::move(relay)),
+          m_model(std::move(model)), m_extraHeaders(std::move(extraHeaders))
+    {
+    }
+
+    void start();
+
+    void keepAlive(qint64 now, int periodMs);
+
+private:
+    const ProviderConfig &provider() const { return m_model.provider; }
+
+    void attempt(const QString &key);
+
+    void onHead(int status, const HttpHeaders &headers);
+
+    void onData(const QByteArray &data);
+
+    void onDone(UpstreamError error, const QString &message);
+
+    // Maps an upstream error status to the client's: the message where it is safe, never a key.
+    void upstreamError();
+
+    QString scrub(const QString &text) const { return KeyScrub::scrub(text, provider().allKeys()); }
+
+    void fail(int status, const QString &message, HttpHeaders extra = {});
+
+    // Fills the usage record and cost from the relay. estimatedOk: a stream that did not
+    // report usage is billed on an estimate (and marked so).
+    void bill(bool streamBroken);
+
+    void finishStream(bool complete, const QString &why);
+
+    void abortUpstream();
+
+    void clientLeft();
+
+    Gateway &m_gateway;
+    ContextPtr m_ctx;
+    std::unique_ptr<Relay> m_relay;
+    ResolvedModel m_model;
+    QList<QByteArray> m_extraHeaders;
+    QSet<QString> m_tried;
+    QString m_key;
+    UpstreamCallPtr m_call;
+    int m_status = 0;
+    HttpHeaders m_headers;
+    QByteArray m_body;
+    QByteArray m_errorBody;
+    SseParser m_sse;
+    qint64 m_lastWriteMs = 0;
+    bool m_done = false;
+};

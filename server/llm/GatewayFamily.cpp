@@ -1,0 +1,106 @@
+#include "GatewayFamily.h"
+
+#include "Gateway.h"
+#include "gateway/GatewayTables.h"
+#include "GatewayRoutes.h"
+#include "Money.h"
+#include "ProviderRegistry.h"
+#include "ProvidersControl.h"
+
+#include <QJsonObject>
+#include <stdexcept>
+
+GatewayFamily::GatewayFamily()
+    : m_registry(std::make_unique<ProviderRegistry>(GatewayConfig::defaults(), QString()))
+{
+}
+
+GatewayFamily::~GatewayFamily() = default;
+
+GatewayConfig GatewayFamily::parse(const QJsonObject &section, qint64 *minimumReservation)
+{
+    GatewayConfig config = GatewayConfig::fromJson(section);
+    if (section.contains("min_reservation")) {
+        const auto units = Money::parseCredits(section.value("min_reservation").toString());
+        if (!units || *units < 0)
+            throw std::runtime_error("config: gateway.min_reservation must be a decimal string of "
+                                     "credits, e.g. \"0.001\"");
+        if (minimumReservation)
+            *minimumReservation = *units;
+    }
+    return config;
+}
+
+void GatewayFamily::configure(const QJsonObject &section, const ServerSettings &server)
+{
+    const GatewayConfig config = parse(section, &m_minimumReservation);
+    m_registry = std::make_unique<ProviderRegistry>(config, server.configPath);
+    m_maxStreamBuffer = server.maxStreamBuffer;
+}
+
+QList<Migrations::Component> GatewayFamily::migrations() const
+{
+    return {GatewayTables::migrations()};
+}
+
+QStringList GatewayFamily::scopes() const
+{
+    return {GatewayScopes::ProvidersRead, GatewayScopes::ProvidersWrite};
+}
+
+QList<ErrorPrefix> GatewayFamily::errorPrefixes() const
+{
+    return {{QStringLiteral("/v1/messages"), ErrorStyle::Messages}};
+}
+
+void GatewayFamily::start(DatabaseService &db)
+{
+    m_registry->startCatalogSync(&db);
+}
+
+void GatewayFamily::stop()
+{
+    m_registry->stopCatalogSync();
+}
+
+QJsonArray GatewayFamily::modelsJson(const GatewaySnapshot &snapshot)
+{
+    QJsonArray data = snapshot.catalog.toJson();
+    // Live-catalog models, priced as listed (or as overridden locally).
+    for (auto p = snapshot.live.cbegin(); p != snapshot.live.cend(); ++p) {
+        for (const CatalogModel &m : p.value()) {
+            ModelEntry e;
+            e.id = QStringLiteral("gateway/%1/%2").arg(p.key(), m.id);
+            e.ownedBy = p.key();
+            e.endpoints = {QStringLiteral("chat.completions")};
+            e.price = m.price;
+            data.append(ModelCatalog::entryJson(e));
+        }
+    }
+    return data;
+}
+
+QList<RouteSpec> GatewayFamily::routes(const ServerScope &scope)
+{
+    auto *gateway = new Gateway(*m_registry, m_maxStreamBuffer, scope.parent);
+    QList<RouteSpec> routes = gatewayRoutes(*gateway, m_minimumReservation);
+    routes.append((new ProvidersControl(*m_registry, scope.parent))->routes());
+
+    RouteSpec models;
+    models.method = "GET";
+    models.pattern = QStringLiteral("/v1/models");
+    models.family = QStringLiteral("models");
+    models.auth = AuthMode::Public;
+    ProviderRegistry *registry = m_registry.get();
+    models.handler = [registry](const ContextPtr &ctx) {
+        ctx->respondJson(
+            200, QJsonObject{{"object", "list"}, {"data", modelsJson(*registry->snapshot())}});
+    };
+    routes.append(models);
+    return routes;
+}
+
+std::unique_ptr<ServiceFamily> makeFamily_llm()
+{
+    return std::make_unique<GatewayFamily>();
+}

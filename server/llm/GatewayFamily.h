@@ -1,0 +1,56 @@
+#pragma once
+
+#include "GatewayConfig.h"
+#include "ServiceFamily.h"
+
+#include <memory>
+#include <QJsonArray>
+
+class ProviderRegistry;
+struct GatewaySnapshot;
+
+namespace GatewayScopes {
+inline constexpr QLatin1StringView ProvidersRead{"providers:read"};
+inline constexpr QLatin1StringView ProvidersWrite{"providers:write"};
+} // namespace GatewayScopes
+
+// The text-generation gateway (spec 4.1 to 4.3 and GET /v1/models) as a service family:
+//   config     the "gateway" section (GatewayConfig: providers, models, auto_model,
+//              keepalive_ms) and gateway.min_reservation (credits, default "0.001");
+//   tables     catalog_cache (models/gateway/GatewayTables.h);
+//   start      the live catalogs: loaded from the cache, refreshed at start and on timers;
+//   routes     chat completions, responses, messages (GatewayRoutes.h), GET /v1/models,
+//              and the providers' control API (ProvidersControl.h);
+//   scopes     providers:read, providers:write.
+// The registry of providers is the family's and outlives every server; the window's Providers
+// panel edits it (registry()).
+class GatewayFamily : public ServiceFamily
+{
+public:
+    GatewayFamily();
+    ~GatewayFamily() override;
+
+    QString name() const override { return QStringLiteral("gateway"); }
+    void configure(const QJsonObject &section, const ServerSettings &server) override;
+    QList<Migrations::Component> migrations() const override;
+    QStringList scopes() const override;
+    QList<ErrorPrefix> errorPrefixes() const override;
+    void start(DatabaseService &db) override;
+    QList<RouteSpec> routes(const ServerScope &scope) override;
+    void stop() override;
+
+    ProviderRegistry &registry() { return *m_registry; }
+    // Credit units a text request must find available before its upstream call.
+    qint64 minimumReservation() const { return m_minimumReservation; }
+
+    // Parses the section like configure(), without keeping it; throws std::runtime_error naming
+    // the bad field.
+    static GatewayConfig parse(const QJsonObject &section, qint64 *minimumReservation = nullptr);
+    // The data of GET /v1/models: the catalog and every live catalog's models with prices.
+    static QJsonArray modelsJson(const GatewaySnapshot &snapshot);
+
+private:
+    std::unique_ptr<ProviderRegistry> m_registry;
+    qint64 m_minimumReservation = 1'000'000; // 0.001 credits
+    qint64 m_maxStreamBuffer = 16 * 1024 * 1024;
+};
