@@ -78,6 +78,7 @@ void Pipeline::handle(const ExchangePtr &exchange)
     Router::Match m = m_router.match(req.method, req.path);
     if (!m.route) {
         if (!m.allowedMethods.isEmpty()) {
+            ctx->m_style = m_router.anyForPath(req.path)->errorStyle; // the path's own routes'
             ctx->m_rateHeaders.append({"Allow", m.allowedMethods.join(u", ").toLatin1()});
             ctx->respondError(405, QStringLiteral("Method %1 is not allowed on %2; use %3.")
                                        .arg(QString::fromLatin1(req.method), req.path,

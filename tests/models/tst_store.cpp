@@ -32,6 +32,65 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 1); // seeded once, not per start
     }
 
+    // Components apply their own steps; a family's tables come with its component only.
+    void migrationsByComponent_data() { addBackendRows(); }
+    void migrationsByComponent()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        const Migrations::Component extra{
+            QStringLiteral("extra"),
+            {{"CREATE TABLE extra_one (id {ID}, v TEXT)"}, {"CREATE TABLE extra_two (id {ID})"}}};
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        QVERIFY(!db.tables().contains(QStringLiteral("extra_one")));
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {extra}),
+                 Migrations::latestVersion({extra}));
+        QCOMPARE(Migrations::latestVersion({extra}), Migrations::latestVersion() + 2);
+        QVERIFY(db.tables().contains(QStringLiteral("extra_one")));
+        QVERIFY(db.tables().contains(QStringLiteral("extra_two")));
+        // Again: nothing is applied twice.
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {extra}),
+                 Migrations::latestVersion({extra}));
+        // A failing step leaves its component where it was, the others untouched.
+        const Migrations::Component broken{QStringLiteral("broken"), {{"CREATE TABLE nope ("}}};
+        QVERIFY_THROWS_EXCEPTION(StoreError,
+                                 Migrations::apply(db, t.config().kind(), {extra, broken}));
+        QSqlQuery q(db);
+        QVERIFY(q.exec(
+            QStringLiteral("SELECT COUNT(*) FROM schema_components WHERE component = 'broken'")));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+    }
+
+    // A database migrated before components (one sequence in schema_migrations: 1 core,
+    // 2 gateway, 3 address) is adopted without running those steps again.
+    void legacyMigrationsAreAdopted_data() { addBackendRows(); }
+    void legacyMigrationsAreAdopted()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        QSqlQuery q(db);
+        // What the old code left: the core's tables and version rows 1 and 2.
+        Migrations::apply(db, t.config().kind(), {});
+        QVERIFY(q.exec(QStringLiteral("DROP TABLE schema_components")));
+        QVERIFY(q.exec(QStringLiteral("CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, "
+                                      "body TEXT NOT NULL, fetched_ms BIGINT NOT NULL)")));
+        QVERIFY(q.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY "
+                                      "KEY, applied_ms BIGINT NOT NULL)")));
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO schema_migrations VALUES (1, 0), (2, 0)")));
+        const Migrations::Component gateway{
+            QStringLiteral("gateway"),
+            {{"CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY)"}}}; // would fail if rerun
+        const Migrations::Component address{QStringLiteral("address"),
+                                            {{"CREATE TABLE address_probe (id {ID})"}}};
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {gateway, address}),
+                 Migrations::latestVersion({gateway, address}));
+        QVERIFY(db.tables().contains(QStringLiteral("address_probe"))); // 3 was not applied
+        QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM accounts WHERE name = 'default'")));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+    }
+
     void apiKeysAreStoredHashed_data() { addBackendRows(); }
     void apiKeysAreStoredHashed()
     {

@@ -2,6 +2,8 @@
 // upstream program, spoken to over raw sockets so streaming can be watched event by event.
 
 #include "FakeUpstreamProcess.h"
+#include "gateway/GatewayTables.h"
+#include "llm/GatewayFamily.h"
 #include "llm/ProviderRegistry.h"
 #include "llm/Relay.h"
 #include "Money.h"
@@ -20,6 +22,7 @@
 #include <QTest>
 #include <QThread>
 
+#include <future>
 #include <memory>
 
 namespace {
@@ -100,8 +103,10 @@ ServerSettings settingsFor(const Fake &fake, const QJsonObject &overrides = {})
         {"openai", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-k1", "up-k2"}}}},
         {"anthropic", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-ka"}}}},
         {"deepseek", QJsonObject{{"base_url", fake.base()}, {"keys", QJsonArray{"up-kd"}}}},
-        {"openrouter",
-         QJsonObject{{"base_url", fake.base("/api/v1")}, {"keys", QJsonArray{"up-ko"}}}}};
+        // Refreshed on demand only: the fake counts no catalog fetch the test did not ask for.
+        {"openrouter", QJsonObject{{"base_url", fake.base("/api/v1")},
+                                   {"keys", QJsonArray{"up-ko"}},
+                                   {"refresh_minutes", 0}}}};
     for (auto it = overrides.begin(); it != overrides.end(); ++it) {
         QJsonObject p = providers.value(it.key()).toObject();
         const QJsonObject o = it.value().toObject();
@@ -110,9 +115,34 @@ ServerSettings settingsFor(const Fake &fake, const QJsonObject &overrides = {})
         providers.insert(it.key(), p);
     }
     ServerSettings s = ServerSettings::defaults();
-    s.gateway = GatewayConfig::fromJson(QJsonObject{{"providers", providers}});
+    s.familySections.insert("gateway", QJsonObject{{"providers", providers}});
     s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("chat"), 0);
     return s;
+}
+
+// The gateway section of settings as the family reads it.
+GatewayConfig gatewayConfig(const ServerSettings &s)
+{
+    return GatewayFamily::parse(s.familySections.value("gateway").toObject());
+}
+
+// Sets gateway.KEY in settings.
+void setGateway(ServerSettings &s, const QString &key, const QJsonValue &value)
+{
+    QJsonObject g = s.familySections.value("gateway").toObject();
+    g.insert(key, value);
+    s.familySections.insert("gateway", g);
+}
+
+// Runs a blocking request on another thread while this one serves its events: the gateway
+// family's registry lives on the test's thread (the main thread of the programs) and refreshes
+// catalogs there.
+HttpReply whileServing(const std::function<HttpReply()> &request)
+{
+    auto reply = std::async(std::launch::async, request);
+    while (reply.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    return reply.get();
 }
 
 // The fake upstream, a server routed to it (SQLite), an API key and one credit.
@@ -295,7 +325,7 @@ private slots:
 
     void keepAliveWhileUpstreamIsSilent()
     {
-        Rig rig({}, {}, [](ServerSettings &s) { s.gateway.keepAliveMs = 200; });
+        Rig rig({}, {}, [](ServerSettings &s) { setGateway(s, "keepalive_ms", 200); });
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
         QTcpSocket s;
@@ -483,10 +513,18 @@ private slots:
               "[\"a\"]}}}}");
         const ServerSettings s = ServerSettings::fromConfigFile(path);
         QVERIFY(s.sqliteFullSync);
-        QCOMPARE(s.llmMinimumReservation, Money::kUnitsPerCredit / 2);
-        QCOMPARE(s.gateway.autoModel, QStringLiteral("vendorB-5.4"));
-        QCOMPARE(s.gateway.provider(QStringLiteral("openai"))->keys, QStringList{"a"});
+        qint64 reservation = 0;
+        const GatewayConfig g =
+            GatewayFamily::parse(s.familySections.value("gateway").toObject(), &reservation);
+        QCOMPARE(reservation, Money::kUnitsPerCredit / 2);
+        QCOMPARE(g.autoModel, QStringLiteral("vendorB-5.4"));
+        QCOMPARE(g.provider(QStringLiteral("openai"))->keys, QStringList{"a"});
         QCOMPARE(s.configPath, path);
+        // What the programs do with the file: every section is checked before anything opens.
+        auto load = [&] {
+            Services services(ServerSettings::fromConfigFile(path),
+                              DatabaseConfig::sqlite(dir.filePath(QStringLiteral("unused.db"))));
+        };
         QVERIFY(!ServerSettings::defaults().sqliteFullSync);
         for (const QByteArray &bad :
              {QByteArray("{\"server\":{\"sqlite_synchronous\":\"off\"}}"),
@@ -495,7 +533,7 @@ private slots:
               QByteArray(
                   "{\"gateway\":{\"providers\":{\"openai\":{\"base_url\":\"ftp://x\"}}}}")}) {
             write(bad);
-            QVERIFY_THROWS_EXCEPTION(std::runtime_error, ServerSettings::fromConfigFile(path));
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, load());
         }
 
         // The SQLite flush setting reaches the connection.
@@ -700,15 +738,16 @@ private slots:
     void liveCatalog()
     {
         Fake fake;
-        ServerSettings settings = settingsFor(fake);
+        ServerSettings settings =
+            settingsFor(fake, {{"openrouter", QJsonObject{{"refresh_minutes", 60}}}});
         TestDatabase db(QStringLiteral("sqlite"));
         QVERIFY(db.ready());
         QString modelId;
         ModelPrice price;
         {
-            ProviderRegistry registry(settings.gateway, {});
+            ProviderRegistry registry(gatewayConfig(settings), {});
             DatabaseService service(db.config());
-            service.start();
+            service.start({GatewayTables::migrations()});
             QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
             registry.startCatalogSync(&service);
             QVERIFY(refreshed.wait(5000));
@@ -725,11 +764,12 @@ private slots:
             service.stop();
         }
         // Restart with the upstream unreachable: the cached list still resolves.
-        settings.gateway.providers[3].baseUrl =
+        GatewayConfig offline = gatewayConfig(settings);
+        offline.providers[3].baseUrl =
             QStringLiteral("http://127.0.0.1:%1/api/v1").arg(closedPort());
-        ProviderRegistry registry(settings.gateway, {});
+        ProviderRegistry registry(offline, {});
         DatabaseService service(db.config());
-        service.start();
+        service.start({GatewayTables::migrations()});
         QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
         registry.startCatalogSync(&service);
         QVERIFY(refreshed.wait(5000));
@@ -748,13 +788,14 @@ private slots:
     void catalogWithoutKeyIsFetchedOnlyOnDemand()
     {
         Fake fake;
-        ServerSettings settings = settingsFor(fake);
-        settings.gateway.providers[3].keys.clear();
+        GatewayConfig config = gatewayConfig(
+            settingsFor(fake, {{"openrouter", QJsonObject{{"refresh_minutes", 60}}}}));
+        config.providers[3].keys.clear();
         TestDatabase db(QStringLiteral("sqlite"));
         QVERIFY(db.ready());
         DatabaseService service(db.config());
-        service.start();
-        ProviderRegistry registry(settings.gateway, {});
+        service.start({GatewayTables::migrations()});
+        ProviderRegistry registry(config, {});
         registry.startCatalogSync(&service);
         QTest::qWait(300);
         QCOMPARE(fake.stats().value("requests").toInt(), 0);
@@ -769,12 +810,12 @@ private slots:
     void gatewayModelThroughTheServer()
     {
         Fake fake;
-        ServerSettings settings = settingsFor(fake);
-        ProviderRegistry registry(settings.gateway, {});
-        ServerFixture f(QStringLiteral("sqlite"), settings, {}, &registry);
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
         QVERIFY(f.ready());
+        // The server's own registry (the gateway family's), refreshed now.
+        ProviderRegistry &registry = f.services().family<GatewayFamily>()->registry();
         QSignalSpy refreshed(&registry, &ProviderRegistry::catalogRefreshed);
-        registry.startCatalogSync(&f.service());
+        registry.refreshCatalog(QStringLiteral("openrouter"));
         QVERIFY(refreshed.wait(5000));
         const auto live = registry.snapshot()->live.value(QStringLiteral("openrouter"));
         QVERIFY(!live.isEmpty());
@@ -805,8 +846,9 @@ private slots:
         QCOMPARE(list.json().value("data").toArray().size(), 4);
         QVERIFY(!list.body.contains("up-k1")); // keys are masked
         QCOMPARE(f.client().get("/api/v1/providers", writer).status, 403);
-        HttpReply refresh =
-            f.client().postJson("/api/v1/providers/openrouter/refresh", "{}", writer);
+        HttpReply refresh = whileServing([&] {
+            return f.client().postJson("/api/v1/providers/openrouter/refresh", "{}", writer);
+        });
         QCOMPARE(refresh.status, 200);
         QVERIFY(refresh.json().value("models").toInt() > 0);
         QCOMPARE(f.client().postJson("/api/v1/providers/openai/refresh", "{}", writer).status, 404);

@@ -422,6 +422,71 @@ private slots:
         // The server is still fine for the next client.
         QCOMPARE(f.client().get("/healthz").status, 200);
     }
+
+    // The envelope is the route's: a route declared with the messages envelope answers its
+    // errors (401, 400, 413, 405) in it; a path no route claims takes the longest prefix a
+    // family declared (the gateway's /v1/messages), and only below it, not beside it.
+    void errorEnvelopeIsTheRoutes()
+    {
+        auto install = [](Pipeline &p) {
+            RouteSpec r;
+            r.method = "POST";
+            r.pattern = QStringLiteral("/v1/test/envelope");
+            r.family = QStringLiteral("test");
+            r.auth = AuthMode::ApiKey;
+            r.errorStyle = ErrorStyle::Messages;
+            r.handler = [](const ContextPtr &ctx) {
+                if (ctx->jsonBody())
+                    ctx->respondError(400, QStringLiteral("bad value"), {}, QStringLiteral("x"));
+            };
+            p.addRoute(r);
+            p.addErrorPrefix(QStringLiteral("/v1/test/social"), ErrorStyle::Social);
+            p.addErrorPrefix(QStringLiteral("/v1/test/social/deeper"), ErrorStyle::Messages);
+        };
+        ServerFixture f(QStringLiteral("sqlite"), ServerSettings::defaults(), install);
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        auto isMessages = [](const HttpReply &r) {
+            const QJsonObject o = r.json();
+            return o.value("type").toString() == u"error" &&
+                   o.value("error").toObject().contains("message");
+        };
+        auto isOpenAI = [](const HttpReply &r) {
+            const QJsonObject e = r.json().value("error").toObject();
+            return !r.json().contains("type") && e.contains("param") && e.contains("code");
+        };
+        auto isSocial = [](const HttpReply &r) {
+            const QJsonObject e = r.json().value("error").toObject();
+            return !r.json().contains("type") && e.contains("message") && !e.contains("param");
+        };
+        HttpReply r = f.client().postJson("/v1/test/envelope", "{}");
+        QCOMPARE(r.status, 401);
+        QVERIFY2(isMessages(r), r.body.constData());
+        r = f.client().postJson("/v1/test/envelope", "{}", key);
+        QCOMPARE(r.status, 400);
+        QVERIFY2(isMessages(r), r.body.constData());
+        r = f.client().postJson("/v1/test/envelope", QByteArray(1024 * 1024 + 1, 'x'), key);
+        QCOMPARE(r.status, 413); // refused before routing, still in the route's envelope
+        QVERIFY2(isMessages(r), r.body.constData());
+        r = f.client().get("/v1/test/envelope", key);
+        QCOMPARE(r.status, 405);
+        QVERIFY2(isMessages(r), r.body.constData());
+        // Unclaimed paths: the declared prefixes, the longest first, and the gateway's.
+        r = f.client().get("/v1/test/social/x");
+        QCOMPARE(r.status, 404);
+        QVERIFY2(isSocial(r), r.body.constData());
+        r = f.client().get("/v1/test/social/deeper/x");
+        QVERIFY2(isMessages(r), r.body.constData());
+        r = f.client().get("/v1/test/socialite");
+        QVERIFY2(isOpenAI(r), r.body.constData());
+        r = f.client().get("/v1/messages/batches");
+        QCOMPARE(r.status, 404);
+        QVERIFY2(isMessages(r), r.body.constData());
+        r = f.client().get("/v1/messagesx");
+        QVERIFY2(isOpenAI(r), r.body.constData());
+        r = f.client().get("/v1/unknown");
+        QVERIFY2(isOpenAI(r), r.body.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPipeline)

@@ -33,7 +33,7 @@ void TestControlTokensPanel::createShowsTokenOnceWithScopesAndExpiry()
     panel.show();
     QTRY_VERIFY(model.isLoaded());
 
-    for (const QString &scope : Scopes::all())
+    for (const QString &scope : Scopes::core())
         QVERIFY2(panel.findChild<QCheckBox *>(QStringLiteral("scope_") + scope), qPrintable(scope));
     auto *create = panel.findChild<QPushButton *>("createTokenButton");
     QVERIFY(!create->isEnabled()); // no scope yet

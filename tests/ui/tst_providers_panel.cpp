@@ -1,18 +1,22 @@
 // Settings > Providers, driven like a user (offscreen) against a real ProviderRegistry whose
 // config file is a temporary file, and a real upstream: the project's fake_upstream program on
 // 127.0.0.1 (and a closed 127.0.0.1 port for the failure case).
+#include "ControlTokenModel.h"
 #include "FakeUpstreamProcess.h"
+#include "llm/GatewayFamily.h"
 #include "llm/ProviderRegistry.h"
 #include "MainWindow.h"
 #include "ModelFormat.h"
 #include "ProviderDialog.h"
 #include "ProvidersPanel.h"
+#include "Services.h"
 #include "TestDatabase.h"
 
 #include <QAbstractButton>
 #include <QAbstractItemView>
 #include <QAbstractSpinBox>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QElapsedTimer>
@@ -137,6 +141,7 @@ private slots:
     void testConnectionReportsRefusedKey();
     void catalogRefreshAndPriceOverride();
     void mainWindowShowsProvidersPanel();
+    void mainWindowOverServices();
 
 private:
     static QPushButton *button(QWidget *parent, const char *name)
@@ -687,6 +692,29 @@ void TestProvidersPanel::mainWindowShowsProvidersPanel()
     QCOMPARE(window.findChildren<ProvidersPanel *>().size(), 1);
     QCOMPARE(window.providersPanel()->providersTable()->rowCount(),
              int(registry.config().providers.size()));
+}
+
+// The program's window (MainWindow over Services): the gateway family's registry behind the
+// Providers panel, and the scopes every family declares offered for new control tokens.
+void TestProvidersPanel::mainWindowOverServices()
+{
+    QTemporaryDir dir;
+    ServerSettings settings = ServerSettings::defaults();
+    settings.configPath = m_path;
+    Services services(settings, DatabaseConfig::sqlite(dir.filePath(QStringLiteral("s.db"))));
+    services.start();
+    MainWindow window(services);
+    window.show();
+    QVERIFY(window.showPanel(QStringLiteral("Providers")));
+    QCOMPARE(window.providersPanel()->providersTable()->rowCount(),
+             int(services.family<GatewayFamily>()->registry().config().providers.size()));
+    QVERIFY(window.showPanel(QStringLiteral("Control Tokens")));
+    for (const QString &scope : services.scopes())
+        QVERIFY2(window.findChild<QCheckBox *>(QStringLiteral("scope_") + scope),
+                 qPrintable(scope));
+    QVERIFY(window.findChild<QCheckBox *>(QStringLiteral("scope_providers:write")));
+    QCOMPARE(window.controlTokenModel()->knownScopes(), services.scopes());
+    services.stop();
 }
 
 QTEST_MAIN(TestProvidersPanel)

@@ -63,8 +63,8 @@ void TestRevokeEndToEnd::revokedKeyIsRefused()
 {
     TestDatabase t;
     ServerSettings settings = ServerSettings::defaults();
-    settings.authCacheMs = 10 * 60'000; // only the revocation announcement may end the cache
-    ServerHost host(t.db(), settings);
+    settings.authCacheMs = 10 * 60'000;    // only the revocation announcement may end the cache
+    ServerHost host(t.db(), settings, {}); // the core's routes only
     QString error;
     QVERIFY2(host.start(QHostAddress::LocalHost, 0, &error), qPrintable(error));
 
