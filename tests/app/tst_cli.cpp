@@ -43,6 +43,17 @@ private slots:
         Run r = runRaw({"--help"});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains("keys create|list|revoke"));
+        // Families' commands are listed and dispatched like the built-in ones.
+        QVERIFY(r.out.contains("address import|status"));
+        r = runRaw({"address", "status", "--help"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(r.out.contains("--data-dir"));
+        r = runRaw({"address", "frobnicate"});
+        QCOMPARE(r.code, 2);
+        QVERIFY(r.err.contains("address import"));
+        // Tokens may carry every family's scopes, and only known ones.
+        r = runRaw({"tokens", "create", "--help"});
+        QVERIFY(r.out.contains("providers:read") && r.out.contains("credits:read"));
         r = runRaw({});
         QCOMPARE(r.code, 2);
         r = runRaw({"frobnicate"});
@@ -109,8 +120,11 @@ private slots:
         QCOMPARE(r.code, 0);
         const QString token = r.out.trimmed();
         QVERIFY(token.startsWith("lpc_"));
+        // A family's scope (the gateway's) is as good as the core's.
+        QCOMPARE(run(db, {"tokens", "create", "--scopes", "providers:read"}).code, 0);
         r = run(db, {"tokens", "list"});
         QVERIFY(r.out.contains("credits:read,usage:read"));
+        QVERIFY(r.out.contains("providers:read"));
         QVERIFY(!r.out.contains(token));
         const QString tokenId = r.out.split('\n').value(1).section('\t', 0, 0);
         QCOMPARE(run(db, {"tokens", "revoke", tokenId}).code, 0);
