@@ -12,8 +12,17 @@ Services::Services(ServerSettings settings, DatabaseConfig database, FamilyList 
 {
     database.setSqliteFullSync(m_settings.sqliteFullSync);
     m_db = std::make_unique<DatabaseService>(std::move(database));
-    for (const auto &f : m_families)
+    QStringList names;
+    for (const auto &f : m_families) {
+        names.append(f->name());
         f->configure(m_settings.familySections.value(f->name()).toObject(), m_settings);
+    }
+    // Kept, not refused: a file written for a build with more families still starts this one.
+    for (auto it = m_settings.familySections.begin(); it != m_settings.familySections.end(); ++it)
+        if (!names.contains(it.key()))
+            qWarning("config: the section '%s' belongs to no service family of this build "
+                     "(known: server, rate_limits, %s); it is ignored",
+                     qPrintable(it.key()), qPrintable(names.join(QStringLiteral(", "))));
 }
 
 Services::~Services()
