@@ -1,6 +1,7 @@
 #include "AddressUpstream.h"
 
-#include "llm/UpstreamClient.h"
+#include "upstream/ProviderAuth.h"
+#include "upstream/UpstreamClient.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -75,8 +76,9 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
     UpstreamRequest request;
     request.url = m_config.baseUrl + "/v1/address/" + endpoint.toUtf8();
     request.headers = {"Content-Type: application/json", "Accept: application/json"};
-    if (!m_config.key.isEmpty())
-        request.headers.append("Authorization: Bearer " + m_config.key);
+    if (const QByteArray header = authHeader(ProviderAuth::Bearer, QString::fromUtf8(m_config.key));
+        !header.isEmpty())
+        request.headers.append(header);
     request.body = ctx->request().body;
     request.connectTimeoutMs = std::min(m_config.timeoutMs, 10'000);
     request.firstByteTimeoutMs = m_config.timeoutMs;

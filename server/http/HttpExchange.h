@@ -1,5 +1,6 @@
 #pragma once
 
+#include "HttpHeaders.h"
 #include "HttpRequest.h"
 
 #include <functional>
@@ -7,8 +8,6 @@
 #include <QPointer>
 
 class HttpConnection;
-
-using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 
 // One request and the means to answer it, now or later. The connection may go away at any
 // time (the client left); every write checks, and onClosed() lets long work stop early.

@@ -3,7 +3,7 @@
 #include "Pipeline.h"
 #include "ProviderRegistry.h"
 #include "RequestValidation.h"
-#include "UpstreamClient.h"
+#include "upstream/UpstreamClient.h"
 
 #include "Scopes.h"
 

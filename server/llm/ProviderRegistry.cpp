@@ -3,7 +3,7 @@
 #include "DatabaseService.h"
 #include "Money.h"
 #include "Store.h"
-#include "UpstreamClient.h"
+#include "upstream/UpstreamClient.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "http/HttpExchange.h"
+#include "http/HttpHeaders.h"
 
 #include <functional>
 #include <memory>
