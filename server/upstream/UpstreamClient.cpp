@@ -2,8 +2,11 @@
 
 #include <curl/curl.h>
 #include <mutex>
+#include <netinet/in.h>
+#include <QHostAddress>
 #include <QPointer>
 #include <QSocketNotifier>
+#include <sys/socket.h>
 
 namespace {
 
@@ -36,6 +39,12 @@ UpstreamError classify(CURLcode code)
     default:
         return UpstreamError::Failed;
     }
+}
+
+// Guarded requests: curl may resolve no name itself (the pinned entries are the only answers).
+int vetoResolve(void *, void *, void *)
+{
+    return 1;
 }
 
 } // namespace
@@ -136,6 +145,40 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &UpstreamClient::writeCallback);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, call.get());
 
+    if (!request.pinnedResolve.isEmpty()) {
+        // A DNS cache of this request's own: pins never leak to, or come from, other requests.
+        CURLSH *share = curl_share_init();
+        curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+        call->m_share = share;
+        curl_easy_setopt(easy, CURLOPT_SHARE, share);
+        curl_slist *resolve = nullptr;
+        for (const QByteArray &entry : request.pinnedResolve)
+            resolve = curl_slist_append(resolve, entry.constData());
+        call->m_resolveList = resolve;
+        curl_easy_setopt(easy, CURLOPT_RESOLVE, resolve);
+        curl_easy_setopt(easy, CURLOPT_RESOLVER_START_FUNCTION, &vetoResolve);
+    }
+    if (request.allowConnect) {
+        call->m_allowConnect = request.allowConnect;
+        curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, call.get());
+        curl_easy_setopt(
+            easy, CURLOPT_OPENSOCKETFUNCTION,
+            +[](void *clientp, curlsocktype purpose, curl_sockaddr *address) -> curl_socket_t {
+                auto *c = static_cast<UpstreamCall *>(clientp);
+                if (purpose != CURLSOCKTYPE_IPCXN || !connectAllowed(c, &address->addr))
+                    return CURL_SOCKET_BAD;
+                return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+            });
+    }
+    if (request.freshConnection) {
+        curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
+    }
+    if (!request.protocols.isEmpty()) {
+        call->m_protocols = request.protocols;
+        curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, call->m_protocols.constData());
+    }
+
     m_calls.insert(call.get(), call);
     call->m_startedMs = call->m_lastActivityMs = m_clock.elapsed();
     if (!m_sweep.isActive())
@@ -170,6 +213,11 @@ void UpstreamClient::release(UpstreamCall *call)
     }
     curl_slist_free_all(static_cast<curl_slist *>(call->m_headerList));
     call->m_headerList = nullptr;
+    curl_slist_free_all(static_cast<curl_slist *>(call->m_resolveList));
+    call->m_resolveList = nullptr;
+    if (call->m_share) // after the easy handle that used it
+        curl_share_cleanup(static_cast<CURLSH *>(call->m_share));
+    call->m_share = nullptr;
     call->m_client = nullptr;
     if (m_calls.isEmpty())
         m_sweep.stop();
@@ -282,6 +330,21 @@ size_t UpstreamClient::headerCallback(char *data, size_t size, size_t count, voi
         call->m_headers.append(
             {line.left(colon).trimmed().toLower(), line.mid(colon + 1).trimmed()});
     return n;
+}
+
+bool UpstreamClient::connectAllowed(UpstreamCall *call, const void *sockaddr)
+{
+    if (call->m_finished || !call->m_allowConnect)
+        return false;
+    const auto *sa = static_cast<const struct sockaddr *>(sockaddr);
+    quint16 port = 0;
+    if (sa->sa_family == AF_INET)
+        port = ntohs(reinterpret_cast<const sockaddr_in *>(sa)->sin_port);
+    else if (sa->sa_family == AF_INET6)
+        port = ntohs(reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port);
+    else
+        return false; // a Unix socket or anything else is never a guarded destination
+    return call->m_allowConnect(QHostAddress(sa), port);
 }
 
 void UpstreamClient::deliverHead(UpstreamCall *call)

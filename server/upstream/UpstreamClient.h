@@ -11,6 +11,7 @@
 #include <QObject>
 #include <QTimer>
 
+class QHostAddress;
 class QSocketNotifier;
 class UpstreamClient;
 
@@ -33,6 +34,18 @@ struct UpstreamRequest
     int firstByteTimeoutMs = 60'000;
     int idleTimeoutMs = 60'000;
     int totalTimeoutMs = 600'000;
+
+    // For guarded fetches (GuardedFetch.h); the defaults leave a request exactly as before.
+    // pinnedResolve: CURLOPT_RESOLVE entries ("host:port:addr[,addr]") kept in a DNS cache of
+    // the request's own; when set, curl resolves no name itself, so a host outside the pins
+    // fails the call (ConnectFailed) without a DNS query. allowConnect: asked for every address
+    // curl is about to dial; false refuses it (curl tries the next address, then fails with
+    // ConnectFailed). freshConnection: a new connection, closed after the call, never reused.
+    // protocols: CURLOPT_PROTOCOLS_STR, e.g. "http,https".
+    QList<QByteArray> pinnedResolve;
+    std::function<bool(const QHostAddress &address, quint16 port)> allowConnect;
+    bool freshConnection = false;
+    QByteArray protocols;
 };
 
 // One upstream HTTP call in flight. Callbacks run on the client's thread, in order: onHead
@@ -55,6 +68,10 @@ private:
     void *m_easy = nullptr;
     QList<QByteArray> m_headerStorage;
     void *m_headerList = nullptr;
+    void *m_resolveList = nullptr;
+    void *m_share = nullptr;
+    std::function<bool(const QHostAddress &, quint16)> m_allowConnect;
+    QByteArray m_protocols;
     QByteArray m_body;
     int m_status = 0;
     HttpHeaders m_headers;
@@ -92,6 +109,7 @@ private:
     static int timerCallback(void *multi, long timeoutMs, void *clientp);
     static size_t headerCallback(char *data, size_t size, size_t count, void *userp);
     static size_t writeCallback(char *data, size_t size, size_t count, void *userp);
+    static bool connectAllowed(UpstreamCall *call, const void *sockaddr);
 
     void socketAction(int fd, int events);
     void drainMessages();
