@@ -1,27 +1,78 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Switchyard builds, runs and tests with. Installs only what is
-# missing, so it is quick when everything is there. Needs root (or sudo) when it installs.
+# build-deps.sh [--tests]: installs the Debian 12 packages Switchyard builds and runs with;
+# with --tests also what the test suites, the format check and the benchmarks need (Node.js
+# 20 or later and npm included). Installs only what is missing, so it is quick when everything
+# is there. Needs root (or sudo) when it installs.
+#
+# installer/fresh-machine-check.sh proves that these lists are complete: it runs this script
+# on a debootstrapped minimal Debian 12 and configures the full build there.
 set -euo pipefail
 
+tests=0
+case "${1:-}" in
+    "") ;;
+    --tests) tests=1 ;;
+    *) echo "usage: bash installer/build-deps.sh [--tests]" >&2; exit 2 ;;
+esac
+
 packages=(
+    # the toolchain
     build-essential cmake ninja-build pkg-config
+    # Qt 6.4: Core, Gui, Widgets, Network, Sql, Test (qt6-base-dev) and moc
+    # (qt6-base-dev-tools); Charts for the usage panel. Qt6Charts' CMake config requires
+    # Qt6OpenGL, which qt6-charts-dev does not pull in: libqt6opengl6-dev (and libgl-dev).
     qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev libgl-dev
+    # plugins loaded at run time: the SQL drivers (SQLite store, PostgreSQL store)
     libqt6sql6-sqlite libqt6sql6-psql qt6-qpa-plugins
-    postgresql curl libcurl4-openssl-dev
+    # upstream calls: libcurl, and the CA certificates TLS checks them against
+    libcurl4-openssl-dev ca-certificates curl
+    # the PostgreSQL store for shared deployments (and its test rows)
+    postgresql
 )
-if [ "${1:-}" = "--tests" ]; then
-    packages+=(xvfb wrk libbenchmark-dev)
+if [ "$tests" = 1 ]; then
+    packages+=(
+        git              # tests/format-check.sh lists the tracked files
+        clang-format     # tests/format-check.sh (Debian 12: clang-format 14)
+        libbenchmark-dev # tests/bench (Google Benchmark)
+        wrk              # tests/bench/*-bench.sh load generator
+        xvfb             # a real X server for the window (installer/package-check.sh)
+    )
 fi
+
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# Node.js and npm for the e2e suite (tests/e2e) and the coordinate oracle (tests/address/oracle),
+# which skip without node. By command, not by package: a node from elsewhere (NodeSource's
+# nodejs bundles npm) is as good as Debian's.
+if [ "$tests" = 1 ]; then
+    command -v node >/dev/null || missing+=(nodejs)
+    command -v npm >/dev/null || missing+=(npm)
+fi
 
-echo "Installing: ${missing[*]}" >&2
 sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "Installing: ${missing[*]}" >&2
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Debian 12's nodejs is Node.js 18 (18.20.4) with npm 9.2: the e2e suite needs Node.js 20 or
+# later (node --test --test-concurrency; openai@6 supports Node 20 and later). Then take
+# Node.js 20 from the npm registry's `node` package, which ships the prebuilt binary; npm
+# installs it under /usr/local (/usr/local/bin/node comes first on PATH).
+if [ "$tests" = 1 ] && [ "$(node_major)" -lt 20 ]; then
+    echo "Installing Node.js 20 (npm install -g node@20): the node on PATH is $(node --version 2>&1)" >&2
+    "${sudo[@]}" npm install -g --no-audit --no-fund --loglevel=error node@20
+    hash -r
+    if [ "$(node_major)" -lt 20 ]; then
+        echo "build-deps: node on PATH ($(command -v node)) is still $(node --version 2>&1) after" \
+            "installing node@20 into $(npm prefix -g)/bin: put that folder first on PATH" >&2
+        exit 1
+    fi
+fi

@@ -186,13 +186,13 @@ VERSION=$(dpkg-deb -f "$DEB" Version)
 ok "Version: $VERSION"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 log "Depends: $DEPENDS"
-for dep in libqt6sql6-sqlite libqt6sql6-psql adduser libqt6core6 libqt6network6 libqt6sql6; do
+for dep in libqt6sql6-sqlite libqt6sql6-psql adduser ca-certificates libqt6core6 libqt6network6 libqt6sql6; do
     grep -qE "(^|, )$dep( |,|$)" <<<"$DEPENDS" || fail "Depends lacks $dep (shlibdeps or the hand-written list)"
 done
 if [ "$GUI" = 1 ]; then
     grep -qE "(^|, )libqt6widgets6( |,|$)" <<<"$DEPENDS" || fail "Depends lacks libqt6widgets6 (GUI build)"
 fi
-ok "Depends has the Qt libraries (shlibdeps), both SQL drivers and adduser"
+ok "Depends has the Qt libraries (shlibdeps), both SQL drivers, adduser and ca-certificates"
 CONTROL=$(dpkg-deb -I "$DEB")
 for script in postinst prerm postrm; do
     grep -qE "^ +[0-9]+ bytes, +[0-9]+ lines +\* +$script( |$)" <<<"$CONTROL" ||
