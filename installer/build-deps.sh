@@ -36,6 +36,7 @@ if [ "$tests" = 1 ]; then
         libbenchmark-dev # tests/bench (Google Benchmark)
         wrk              # tests/bench/*-bench.sh load generator
         xvfb             # a real X server for the window (installer/package-check.sh)
+        clang libclang-rt-14-dev # libFuzzer and sanitizers (tests/upstream/fuzz_url_guard.sh)
     )
 fi
 
