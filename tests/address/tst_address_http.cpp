@@ -1,6 +1,7 @@
 // The address routes over HTTP: request shapes, errors in the envelope, billing per request.
 
 #include "address/AddressDataStore.h"
+#include "address/AddressFamily.h"
 #include "CoordTransform.h"
 #include "Money.h"
 #include "ServerFixture.h"
@@ -34,7 +35,7 @@ private slots:
         QVERIFY(qAbs(back.lon - 116.397428) < 2e-6 && qAbs(back.lat - 39.90923) < 2e-6);
         // Billed at the address price.
         QCOMPARE(f.store().balance(f.store().defaultAccountId()),
-                 Money::kUnitsPerCredit - ServerSettings::defaults().addressPricePerRequest);
+                 Money::kUnitsPerCredit - AddressFamily().pricePerRequest());
     }
 
     void transferCoordOneSystem()
@@ -190,7 +191,7 @@ private slots:
         QVERIFY(AddressDataStore::waitForLoad(30000)); // the start-up load installed (no) data
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
-        const qint64 price = ServerSettings::defaults().addressPricePerRequest;
+        const qint64 price = AddressFamily().pricePerRequest();
         const auto balance = [&] { return f.store().balance(f.store().defaultAccountId()); };
         const auto ask = [&](const char *endpoint, const QString &text, quint16 port = 0) {
             const HttpReply r =
@@ -249,13 +250,15 @@ private slots:
         // A server starting over this database loads the data (this process forgot it first).
         LocalData::install(nullptr);
         QCOMPARE(ask("zipcode", address).value("status").toString(), QStringLiteral("NO_DATA"));
-        ServerHost second(f.service(), ServerSettings::defaults());
+        Services second(ServerSettings::defaults(), f.service().config());
+        second.start();
         QString error;
-        QVERIFY2(second.start(QHostAddress(QHostAddress::LocalHost), 0, &error), qPrintable(error));
+        QVERIFY2(second.listen(QHostAddress(QHostAddress::LocalHost), 0, &error),
+                 qPrintable(error));
         QVERIFY(AddressDataStore::waitForLoad(30000));
-        r = ask("zipcode", address, quint16(second.url().port()));
+        r = ask("zipcode", address, quint16(second.host()->url().port()));
         QCOMPARE(r.value("zipcode").toString(), QStringLiteral("311122"));
-        r = ask("hp-geocode", address, quint16(second.url().port()));
+        r = ask("hp-geocode", address, quint16(second.host()->url().port()));
         QCOMPARE(r.value("hp_geocode").toObject().value("level").toString(), QStringLiteral("poi"));
         second.stop();
         LocalData::install(nullptr);
@@ -276,7 +279,7 @@ private slots:
     void dataImportedElsewhereIsReloaded()
     {
         ServerSettings settings = ServerSettings::defaults();
-        settings.addressReloadMs = 200;
+        settings.familySections.insert("address", QJsonObject{{"reload_seconds", 0.2}});
         SY_START_SERVER(f, settings);
         QVERIFY(AddressDataStore::waitForLoad(30000)); // replaces the last test's snapshot
         const QByteArray key = f.createKey();
