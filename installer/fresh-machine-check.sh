@@ -3,7 +3,7 @@
 # build and the tests need. A package installed by hand on a developer's machine or on CI's
 # hides a gap in the lists; a clean system shows it. So this:
 #   1. debootstraps a minimal Debian 12 (bookworm, --variant=minbase) into a new temporary
-#      folder, from the Debian mirror the host's apt uses (else deb.debian.org);
+#      folder, from the Debian mirror the host's apt uses;
 #   2. copies the checkout's tracked files in (as they are in the work tree), and ../shared
 #      beside it when present, as the tests expect;
 #   3. inside, runs `bash installer/build-deps.sh --tests`, then configures the FULL build
@@ -16,8 +16,8 @@
 #
 # Usage (as root):  bash installer/fresh-machine-check.sh [--keep]
 #   --keep  leave the chroot (unmounted) for a look; its path is printed
-# Env: SWITCHYARD_FRESH_MIRROR     Debian mirror (default: the host's, else deb.debian.org)
-#      SWITCHYARD_FRESH_SECURITY   Debian security mirror (likewise)
+# Env: SWITCHYARD_FRESH_MIRROR     Debian mirror (default: the host's apt source)
+#      SWITCHYARD_FRESH_SECURITY   Debian security mirror (default: the host's, if any)
 #      SWITCHYARD_FRESH_TMPDIR     where the chroot goes (default: $TMPDIR, else /var/tmp)
 set -euo pipefail
 
@@ -83,9 +83,12 @@ host_uris() {
     done | grep -E '^https?://' || true
 }
 MIRROR=${SWITCHYARD_FRESH_MIRROR:-$(host_uris "$SUITE" | head -n 1)}
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+if [ -z "$MIRROR" ]; then
+    echo "fresh-machine check: no Debian $SUITE source in the host's apt configuration;" \
+        "set SWITCHYARD_FRESH_MIRROR to a Debian mirror URL" >&2
+    exit 2
+fi
 SECURITY=${SWITCHYARD_FRESH_SECURITY:-$(host_uris "$SUITE-security" | head -n 1)}
-SECURITY=${SECURITY:-http://deb.debian.org/debian-security}
 MIRROR=${MIRROR%/}
 SECURITY=${SECURITY%/}
 
@@ -153,8 +156,9 @@ log "debootstrap done"
 cat >"$ROOT/etc/apt/sources.list" <<EOF
 deb $MIRROR $SUITE main
 deb $MIRROR $SUITE-updates main
-deb $SECURITY $SUITE-security main
 EOF
+# Security updates where the host has a source for them.
+[ -z "$SECURITY" ] || echo "deb $SECURITY $SUITE-security main" >>"$ROOT/etc/apt/sources.list"
 # No service starts inside the chroot (postgresql's maintainer scripts try to).
 printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
 chmod 0755 "$ROOT/usr/sbin/policy-rc.d"
