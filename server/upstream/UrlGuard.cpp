@@ -399,6 +399,12 @@ ParsedHost parseHost(QStringView host)
             return invalid(QStringLiteral("the host name is not valid"));
     // IDNA first: it maps full-width digits and dots, so "１２７.０.０.１" is 127.0.0.1.
     QString ace = QString::fromLatin1(QUrl::toAce(name)).toLower();
+    // IDNA refuses a label over 63 characters, which an IPv4 literal may have ("000…0127" is
+    // 87.0.0.1 to libcurl): what can only be an IPv4 literal goes on to that reading.
+    if (ace.isEmpty() && std::all_of(name.cbegin(), name.cend(), [](QChar c) {
+            return c == u'.' || c == u'x' || c == u'X' || isHexDigit(c);
+        }))
+        ace = name.toLower();
     if (ace.isEmpty())
         return invalid(QStringLiteral("the host name is not valid"));
     if (endsInNumber(ace)) {
