@@ -44,6 +44,12 @@ void AddressFamily::start(DatabaseService &db)
     AddressDataStore::loadAsync(db);
 }
 
+void AddressFamily::stop()
+{
+    // The start-up load uses the database, which stops next.
+    AddressDataStore::waitForLoad();
+}
+
 QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
 {
     AddressDataStore::watch(scope.database, scope.parent, m_reloadMs);

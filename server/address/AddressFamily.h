@@ -21,6 +21,7 @@ public:
     QList<Migrations::Component> migrations() const override;
     void start(DatabaseService &db) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
+    void stop() override;
     QList<FamilyCommand> commands() override;
 
     qint64 pricePerRequest() const { return m_price; }

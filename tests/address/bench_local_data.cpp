@@ -8,6 +8,7 @@
 // codes and N points of interest with invented names (测试中心7) and street addresses.
 
 #include "address/AddressDataStore.h"
+#include "address/AddressTables.h"
 #include "AddressApi.h"
 #include "LocalData.h"
 #include "Migrations.h"
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
         targets.append({QStringLiteral("postgres"), DatabaseConfig::fromUrl(pgUrl)});
     for (const auto &[label, config] : targets) {
         QSqlDatabase db = config.open(QStringLiteral("bench"));
-        Migrations::apply(db, config.kind());
+        Migrations::apply(db, config.kind(), {AddressTables::migrations()});
         Store store(db, config.kind());
         t.restart();
         const ImportReport zr =

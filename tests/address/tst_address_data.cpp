@@ -2,6 +2,7 @@
 // reload into a snapshot, and the `switchyard-server address` commands.
 
 #include "address/AddressDataStore.h"
+#include "address/AddressTables.h"
 #include "AddressApi.h"
 #include "DatabaseService.h"
 #include "Migrations.h"
@@ -33,7 +34,7 @@ QString fixture(const char *name)
 Store open(const TestDatabase &t)
 {
     QSqlDatabase db = t.config().open(QStringLiteral("test"));
-    Migrations::apply(db, t.config().kind());
+    Migrations::apply(db, t.config().kind(), {AddressTables::migrations()});
     return Store(db, t.config().kind());
 }
 
