@@ -257,6 +257,120 @@ private slots:
         service.stop();
     }
 
+    // The asynchronous import: progress and the report arrive on the caller's thread while the
+    // rows are written on another; the data goes into that family's engine only (another
+    // family over the same database keeps what it loaded until it reloads).
+    void importCsvReportsOnTheCallersThread_data() { addBackendRows(); }
+    void importCsvReportsOnTheCallersThread()
+    {
+        SY_OPEN_DB(t);
+        DatabaseService service(t.config());
+        service.start({AddressTables::migrations()});
+        AddressFamily family;
+        AddressFamily other;
+        QVERIFY(!family.canImport());
+        family.start(service);
+        other.start(service);
+        QVERIFY(family.canImport());
+        QVERIFY(family.waitForLoad(60000) && other.waitForLoad(60000));
+
+        QTemporaryDir dir;
+        QFile csv(dir.filePath("many.csv"));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("zipcode,divcode,road\n");
+        const int rows = 12'000;
+        for (int i = 0; i < rows; ++i)
+            csv.write("311100,330110,路" + QByteArray::number(i) + "\n");
+        csv.close();
+
+        QObject context;
+        AddressImportJob *job =
+            family.importCsv(AddressStore::Kind::Zipcodes, csv.fileName(), false, &context);
+        QCOMPARE(job->parent(), &context);
+        QCOMPARE(job->thread(), QThread::currentThread());
+        QList<qsizetype> staged;
+        QList<QThread *> threads;
+        std::optional<ImportReport> report;
+        connect(job, &AddressImportJob::progress, &context, [&](qsizetype n, qsizetype total) {
+            QCOMPARE(total, qsizetype(rows));
+            staged << n;
+            threads << QThread::currentThread();
+        });
+        connect(job, &AddressImportJob::finished, &context, [&](const ImportReport &r) {
+            report = r;
+            threads << QThread::currentThread();
+        });
+        QPointer<AddressImportJob> alive(job);
+        QVERIFY(!report); // delivered later, by this thread's event loop
+        QTRY_VERIFY_WITH_TIMEOUT(report.has_value(), 60000);
+        QVERIFY(report->ok());
+        QCOMPARE(report->imported, rows);
+        QCOMPARE(report->inserted, rows);
+        QCOMPARE(report->total, qint64(rows));
+        QVERIFY(staged.size() >= 2);
+        QCOMPARE(staged.last(), qsizetype(rows));
+        QVERIFY(std::is_sorted(staged.begin(), staged.end()));
+        for (QThread *thread : std::as_const(threads))
+            QCOMPARE(thread, QThread::currentThread());
+        QTRY_VERIFY(!alive); // the job deletes itself after finished()
+
+        const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
+        QCOMPARE(family.engine()->localData()->zipCount(), rows);
+        QCOMPARE(family.engine()->localData()->zipcode(yuhang, u"余杭区路5"_s)->entry->zipcode,
+                 u"311100"_s);
+        QCOMPARE(other.engine()->localData()->zipCount(), 0);
+        const QJsonObject answer = AddressApi::call(*other.engine(), QStringLiteral("zipcode"),
+                                                    {{"text", u"浙江省杭州市余杭区路5"_s}})
+                                       .body;
+        QCOMPARE(answer.value("status").toString(), QStringLiteral("NO_DATA"));
+        service.stop();
+    }
+
+    // A database the import cannot use is the report's fatal, never an exception; so is an
+    // import before the family has a database.
+    void importCsvDatabaseFailure()
+    {
+        AddressFamily unstarted;
+        QVERIFY(!unstarted.canImport());
+        ImportReport r =
+            importNow(unstarted, AddressStore::Kind::Pois, fixture("pois-fixture.csv"));
+        QVERIFY(!r.ok());
+        QVERIFY2(r.fatal.contains("no database"), qPrintable(r.fatal));
+        QCOMPARE(r.kind, QStringLiteral("pois"));
+
+        // The family only keeps the database's configuration (its loads and imports open
+        // connections of their own), so a service that was never started will do.
+        QTemporaryDir dir;
+        DatabaseService nowhere(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")));
+        AddressFamily family;
+        family.start(nowhere);
+        QVERIFY(family.waitForLoad(60000)); // it failed, with a warning
+        r = importNow(family, AddressStore::Kind::Pois, fixture("pois-fixture.csv"));
+        QVERIFY(!r.ok());
+        QVERIFY2(r.fatal.contains("cannot open"), qPrintable(r.fatal));
+        QCOMPARE(r.imported, 0);
+        QCOMPARE(r.records, 7); // the file was read; nothing was written
+        QCOMPARE(family.engine()->generation(), quint64(0));
+
+        // The same through the job itself, and its connection is gone.
+        QObject context;
+        std::atomic_bool committed = false;
+        AddressImportJob *job = AddressImportJob::start(
+            DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")), AddressStore::Kind::Zipcodes,
+            false,
+            [] {
+                return AddressData::readFile(AddressStore::Kind::Zipcodes,
+                                             fixture("zipcodes-fixture.csv"));
+            },
+            [&committed](Store &) { committed = true; }, &context);
+        QSignalSpy done(job, &AddressImportJob::finished);
+        QVERIFY(done.wait(60000));
+        r = done.first().first().value<ImportReport>();
+        QVERIFY(!r.ok());
+        QVERIFY(!committed);
+        QVERIFY(connectionsNamed("address-import").isEmpty());
+    }
+
     // Staging takes no lock on the data tables: another connection (the server's billing
     // writer) commits while an import stages its rows. A lock held across the whole import,
     // as one transaction over all rows does, makes that write fail at once (no busy wait).

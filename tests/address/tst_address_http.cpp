@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 namespace {
@@ -37,6 +38,16 @@ AddressStore::ImportReport importNow(ServerFixture &f, AddressStore::Kind kind, 
     if (!done.wait(60000))
         qFatal("the import did not finish");
     return done.first().first().value<AddressStore::ImportReport>();
+}
+
+QJsonObject ask(ServerFixture &f, const QByteArray &key, const char *endpoint, const QString &text)
+{
+    const HttpReply r = f.client().postJson(
+        QByteArray("/v1/address/") + endpoint,
+        QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact), key);
+    if (r.status != 200)
+        qWarning("%s: %d %s", endpoint, r.status, r.body.constData());
+    return r.json();
 }
 
 } // namespace
@@ -331,6 +342,60 @@ private slots:
         QCOMPARE(zipcode().value("status").toString(), QStringLiteral("OK"));
     }
 
+    // Two servers in one process (two Services over two databases) keep their imported data
+    // apart: each answers from what was imported into its own database, even while both
+    // watch their databases for imports.
+    void twoServersDoNotShareImportedData_data() { addBackendRows(); }
+    void twoServersDoNotShareImportedData()
+    {
+        ServerSettings settings = ServerSettings::defaults();
+        settings.familySections["address"] = QJsonObject{{"reload_seconds", 0.2}};
+        SY_START_SERVER(a, settings);
+        ServerFixture b(backend, settings);
+        QVERIFY(b.ready());
+        QVERIFY(&addressFamily(a) != &addressFamily(b));
+        QVERIFY(addressFamily(a).engine() != addressFamily(b).engine());
+        QVERIFY(addressFamily(a).waitForLoad(30000) && addressFamily(b).waitForLoad(30000));
+        const QByteArray keyA = a.createKey();
+        a.grant(Money::kUnitsPerCredit);
+        const QByteArray keyB = b.createKey();
+        b.grant(Money::kUnitsPerCredit);
+        const QString hangzhou = QStringLiteral("浙江省杭州市余杭区五常街道文一西路100号");
+        const QString shenzhen = QStringLiteral("广东省深圳市南山区科技南十二路2号");
+
+        // Into a: a answers, b still has no data.
+        QCOMPARE(importNow(a, AddressStore::Kind::Zipcodes,
+                           QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"))
+                     .imported,
+                 7);
+        QCOMPARE(ask(a, keyA, "zipcode", hangzhou).value("zipcode").toString(),
+                 QStringLiteral("311122"));
+        QCOMPARE(ask(b, keyB, "zipcode", hangzhou).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QCOMPARE(addressFamily(b).engine()->localData()->zipCount(), 0);
+
+        // The opposite: into b (by another process, as far as b's server knows: its reload
+        // picks it up), and a does not get it.
+        QTemporaryDir dir;
+        QFile csv(dir.filePath("shenzhen.csv"));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("zipcode,province,city,district\n518057,广东省,深圳市,南山区\n");
+        csv.close();
+        QCOMPARE(
+            AddressData::importFile(b.store(), AddressStore::Kind::Zipcodes, csv.fileName(), false)
+                .imported,
+            1);
+        QTRY_COMPARE_WITH_TIMEOUT(ask(b, keyB, "zipcode", shenzhen).value("zipcode").toString(),
+                                  QStringLiteral("518057"), 15000);
+        QCOMPARE(ask(b, keyB, "zipcode", hangzhou).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QTest::qWait(600); // three of a's reload periods: nothing of b's arrives
+        QCOMPARE(ask(a, keyA, "zipcode", shenzhen).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QCOMPARE(ask(a, keyA, "zipcode", hangzhou).value("zipcode").toString(),
+                 QStringLiteral("311122"));
+        QCOMPARE(addressFamily(a).engine()->localData()->zipCount(), 7);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAddressHttp)

@@ -7,6 +7,7 @@
 #include "LocalData.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QTest>
 #include <QThread>
@@ -448,6 +449,36 @@ private slots:
         QVERIFY(m_engine.installIf(before + 1, nullptr));
         QCOMPARE(m_engine.localData()->zipCount(), 0);
         QVERIFY(m_engine.localData()); // never null
+    }
+
+    // Engines are independent: data installed in one is not in another (two servers in one
+    // process each have their own).
+    void enginesDoNotShareData()
+    {
+        AddressEngine other;
+        m_engine.install(snapshot(fixture("zipcodes-fixture.csv"), fixture("pois-fixture.csv")));
+        QCOMPARE(m_engine.localData()->zipCount(), 7);
+        QCOMPARE(other.localData()->zipCount(), 0);
+        QCOMPARE(other.generation(), quint64(0));
+        const QString text = u"浙江省杭州市余杭区五常街道文一西路100号西溪科创大厦"_s;
+        QCOMPARE(call("zipcode", text).value("zipcode").toString(), u"311122"_s);
+        QCOMPARE(::call(other, "zipcode", text).value("status").toString(), u"NO_DATA"_s);
+        QCOMPARE(::call(other, "hp-geocode", text)
+                     .value("hp_geocode")
+                     .toObject()
+                     .value("level")
+                     .toString(),
+                 u"district"_s);
+        // The search index follows each engine's own POIs.
+        QVERIFY(m_engine.waitForSearchIndex(60000));
+        const auto top = [](const AddressEngine &engine) {
+            const AddressApi::Reply r =
+                AddressApi::call(engine, u"search"_s, {{"text", u"西溪科创大厦"_s}});
+            const QJsonObject first = r.body.value("search_result").toArray().first().toObject();
+            return first.value("kind").toString();
+        };
+        QCOMPARE(top(m_engine), u"poi"_s);
+        QVERIFY(top(other) != u"poi"_s);
     }
 
     void concurrentReadersDuringSwaps()
