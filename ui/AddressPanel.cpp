@@ -1,6 +1,9 @@
 #include "AddressPanel.h"
 
+#include "address/AddressFamily.h"
+#include "AddressEngine.h"
 #include "CoordTransform.h"
+#include "LocalData.h"
 
 #include <QCheckBox>
 #include <QClipboard>
@@ -141,7 +144,9 @@ QTableWidgetItem *readOnlyItem(const QString &text)
 
 } // namespace
 
-AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
+AddressPanel::AddressPanel(AddressFamily *family, QWidget *parent)
+    : QWidget(parent), m_family(family),
+      m_engine(family ? family->engine() : std::make_shared<AddressEngine>())
 {
     setObjectName(QStringLiteral("addressPanel"));
 
@@ -287,17 +292,19 @@ AddressPanel::AddressPanel(QWidget *parent) : QWidget(parent)
     dataRow->addWidget(m_importKind);
     dataRow->addWidget(m_importReplace);
     dataRow->addWidget(m_importButton);
+    // Importing needs the family's database.
+    const bool canImport = m_family && m_family->canImport();
     for (QWidget *w :
          {static_cast<QWidget *>(m_importKind), static_cast<QWidget *>(m_importReplace),
           static_cast<QWidget *>(m_importButton)})
-        w->setEnabled(false);
+        w->setEnabled(canImport);
     m_importButton->setToolTip(tr("CSV formats: see the README (Address services)."));
     connect(m_importButton, &QPushButton::clicked, this, &AddressPanel::chooseImportFile);
     showDataStatus();
     // The data also changes without this panel: the load at start, another process's import.
     auto *poll = new QTimer(this);
     connect(poll, &QTimer::timeout, this, [this] {
-        if (LocalData::generation() != m_shownGeneration)
+        if (m_engine->generation() != m_shownGeneration)
             showDataStatus();
     });
     poll->start(1000);
@@ -381,18 +388,20 @@ void AddressPanel::run()
     setState(QStringLiteral("running"), tr("Running…"));
     const int generation = ++m_generation;
     QPointer<AddressPanel> self(this);
-    QThreadPool::globalInstance()->start([self, generation, text, calls]() mutable {
-        for (Call &c : calls)
-            c.reply = AddressApi::call(c.endpoint, c.request);
-        // Queued to the GUI thread via the application object; the panel may be gone by then.
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, generation, text, calls] {
-                if (self)
-                    self->showResults(generation, text, calls);
-            },
-            Qt::QueuedConnection);
-    });
+    // The task holds the engine: it may outlive the panel.
+    QThreadPool::globalInstance()->start(
+        [self, engine = m_engine, generation, text, calls]() mutable {
+            for (Call &c : calls)
+                c.reply = AddressApi::call(*engine, c.endpoint, c.request);
+            // Queued to the GUI thread via the application object; the panel may be gone by then.
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, generation, text, calls] {
+                    if (self)
+                        self->showResults(generation, text, calls);
+                },
+                Qt::QueuedConnection);
+        });
 }
 
 void AddressPanel::showResults(int generation, const QString &text, const QList<Call> &calls)
@@ -550,20 +559,12 @@ void AddressPanel::showAssessment(const QList<Call> &calls)
     }
 }
 
-void AddressPanel::setImportDatabase(const DatabaseConfig &config)
-{
-    m_importDb = config;
-    m_importKind->setEnabled(true);
-    m_importReplace->setEnabled(true);
-    m_importButton->setEnabled(true);
-}
-
 void AddressPanel::showDataStatus()
 {
-    m_shownGeneration = LocalData::generation();
-    const auto data = LocalData::current();
-    const qsizetype zips = data ? data->zipCount() : 0;
-    const qsizetype pois = data ? data->poiCount() : 0;
+    m_shownGeneration = m_engine->generation();
+    const auto data = m_engine->localData();
+    const qsizetype zips = data->zipCount();
+    const qsizetype pois = data->poiCount();
     m_dataStatus->setText(
         zips + pois == 0
             ? tr("no zip codes or POIs imported (zipcode answers NO_DATA; geocoding stops at "
@@ -578,45 +579,41 @@ void AddressPanel::chooseImportFile()
                                      QString(), tr("CSV files (*.csv);;All files (*)"));
     if (path.isEmpty())
         return;
-    const auto kind = AddressDataStore::parseKind(m_importKind->currentData().toString());
+    const auto kind = AddressStore::parseKind(m_importKind->currentData().toString());
     importFile(*kind, path, m_importReplace->isChecked());
 }
 
-void AddressPanel::importFile(AddressDataStore::Kind kind, const QString &path, bool replace)
+void AddressPanel::importFile(AddressStore::Kind kind, const QString &path, bool replace)
 {
-    if (m_importing || !m_importDb)
+    if (m_importing || !m_family)
         return;
     m_importing = true;
     m_importButton->setEnabled(false);
+    m_importSummary->setStyleSheet(QString());
     m_importSummary->setText(tr("Importing %1…").arg(path));
-    QPointer<AddressPanel> self(this);
-    const DatabaseConfig config = *m_importDb;
-    // A worker with its own connection: big files never block the window.
-    QThreadPool::globalInstance()->start([self, config, kind, path, replace] {
-        const ImportReport report = AddressDataStore::importCsv(config, kind, path, replace);
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, report] {
-                if (!self)
-                    return;
-                self->m_importing = false;
-                self->m_importButton->setEnabled(true);
-                self->m_lastImport = report;
-                QStringList lines{report.ok() ? report.summary()
-                                              : tr("Import failed: %1").arg(report.fatal)};
-                for (qsizetype i = 0; i < report.errors.size() && i < 5; ++i)
-                    lines << tr("line %1: %2")
-                                 .arg(report.errors.at(i).line)
-                                 .arg(report.errors.at(i).reason);
-                if (report.errors.size() > 5)
-                    lines << tr("… and %1 more rejected rows").arg(report.errors.size() - 5);
-                self->m_importSummary->setText(lines.join(QLatin1Char('\n')));
-                self->m_importSummary->setStyleSheet(report.ok() && report.errors.isEmpty()
-                                                         ? QString()
-                                                         : QStringLiteral("color: #c0392b;"));
-                self->showDataStatus();
-                emit self->importFinished();
-            },
-            Qt::QueuedConnection);
+    // A thread of its own with its own connection: big files never block the window. The job
+    // is the panel's child: closing the window waits for it rather than leave it running.
+    AddressImportJob *job = m_family->importCsv(kind, path, replace, this);
+    connect(job, &AddressImportJob::progress, this, [this, path](qsizetype staged, qsizetype rows) {
+        m_importSummary->setText(
+            tr("Importing %1… %2 of %3 rows written").arg(path).arg(staged).arg(rows));
     });
+    connect(job, &AddressImportJob::finished, this, &AddressPanel::showImportReport);
+}
+
+void AddressPanel::showImportReport(const AddressStore::ImportReport &report)
+{
+    m_importing = false;
+    m_importButton->setEnabled(true);
+    m_lastImport = report;
+    QStringList lines{report.ok() ? report.summary() : tr("Import failed: %1").arg(report.fatal)};
+    for (qsizetype i = 0; i < report.errors.size() && i < 5; ++i)
+        lines << tr("line %1: %2").arg(report.errors.at(i).line).arg(report.errors.at(i).reason);
+    if (report.errors.size() > 5)
+        lines << tr("… and %1 more rejected rows").arg(report.errors.size() - 5);
+    m_importSummary->setText(lines.join(QLatin1Char('\n')));
+    m_importSummary->setStyleSheet(
+        report.ok() && report.errors.isEmpty() ? QString() : QStringLiteral("color: #c0392b;"));
+    showDataStatus();
+    emit importFinished();
 }

@@ -1,15 +1,17 @@
 #pragma once
 
+#include "address/AddressStore.h"
 #include "AddressApi.h"
-#include "AddressDataStore.h"
-#include "DatabaseConfig.h"
 
+#include <memory>
 #include <QJsonObject>
 #include <QList>
 #include <QPair>
 #include <QString>
 #include <QWidget>
 
+class AddressEngine;
+class AddressFamily;
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -20,12 +22,12 @@ class QTabWidget;
 class QTextEdit;
 
 // Tools > Address testing: type or paste text, pick an address endpoint (every one of
-// AddressApi::endpoints(), or "All"), Run. The call goes straight to AddressApi::call, the
-// engine the server uses, on a pool thread: nothing is billed or recorded and no database is
-// touched. Shows the JSON answer, extracted spans (any array of objects with start/end, in
-// Unicode code points) highlighted in a copy of the text, the division path as a table, the
-// point a result gives in all four coordinate systems with a Copy button per row, the structure
-// as a table of keys, assessment findings, and errors inline in red.
+// AddressApi::endpoints(), or "All"), Run. The call goes straight to AddressApi::call with the
+// engine the server uses (the address family's), on a pool thread: nothing is billed or
+// recorded and no database is touched. Shows the JSON answer, extracted spans (any array of objects
+// with start/end, in Unicode code points) highlighted in a copy of the text, the division path as a
+// table, the point a result gives in all four coordinate systems with a Copy button per row, the
+// structure as a table of keys, assessment findings, and errors inline in red.
 //
 // Widgets are named for tests: "addressTextEdit", "endpointCombo" (item data: the endpoint, empty
 // for All), "srcCoordCombo", "dstCoordCombo" (item data: the system name, empty for all four),
@@ -58,13 +60,16 @@ public:
         DivisionRowCount
     };
 
-    explicit AddressPanel(QWidget *parent = nullptr);
+    // family: the services' address family, whose engine the panel calls and into whose
+    // database (and engine) "Import CSV…" imports; it must outlive the panel, and the import row
+    // is enabled only when it has started (it has a database then). Null: an engine of the
+    // panel's own, without imported data, and no import.
+    explicit AddressPanel(AddressFamily *family = nullptr, QWidget *parent = nullptr);
 
-    // Enables "Import CSV…": zip codes and POIs go into this database (the window's own) and
-    // into the engine's data at once. Without it the import row stays disabled.
-    void setImportDatabase(const DatabaseConfig &config);
+    // The engine the panel calls.
+    const std::shared_ptr<AddressEngine> &engine() const { return m_engine; }
     bool isImporting() const { return m_importing; }
-    const ImportReport &lastImport() const { return m_lastImport; }
+    const AddressStore::ImportReport &lastImport() const { return m_lastImport; }
 
     bool isRunning() const { return m_running; }
     // Spans highlighted in the highlight view, as QString (UTF-16) [start, end) positions.
@@ -77,8 +82,9 @@ public:
 
 public slots:
     void run();
-    // Imports a CSV file on a pool thread; importFinished() when done.
-    void importFile(AddressDataStore::Kind kind, const QString &path, bool replace);
+    // Imports a CSV file through the family (AddressFamily::importCsv: a thread of its own);
+    // importFinished() when done. Does nothing without a family or while an import runs.
+    void importFile(AddressStore::Kind kind, const QString &path, bool replace);
 
 private slots:
     void chooseImportFile();
@@ -97,6 +103,7 @@ private:
     void showAssessment(const QList<Call> &calls);
     void setState(const QString &state, const QString &text);
     void showDataStatus();
+    void showImportReport(const AddressStore::ImportReport &report);
 
     QPlainTextEdit *m_text;
     QComboBox *m_endpoint;
@@ -121,10 +128,11 @@ private:
     QPushButton *m_importButton;
     QLabel *m_dataStatus;
     QLabel *m_importSummary;
-    std::optional<DatabaseConfig> m_importDb;
+    AddressFamily *m_family;
+    std::shared_ptr<AddressEngine> m_engine;
     bool m_importing = false;
-    quint64 m_shownGeneration = 0; // LocalData::generation() the data label shows
-    ImportReport m_lastImport;
+    quint64 m_shownGeneration = 0; // the engine's generation() the data label shows
+    AddressStore::ImportReport m_lastImport;
 
     bool m_running = false;
     int m_generation = 0;

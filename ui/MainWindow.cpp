@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "address/AddressFamily.h"
 #include "AddressPanel.h"
 #include "ApiKeyModel.h"
 #include "ApiKeysPanel.h"
@@ -32,19 +33,19 @@ constexpr int kPanelIndexRole = Qt::UserRole;
 
 MainWindow::MainWindow(Services &services, QWidget *parent)
     : MainWindow(services.database(), services.isServing() ? services.host() : nullptr,
-                 services.scopes(), parent)
+                 services.scopes(), services.family<AddressFamily>(), parent)
 {
     if (auto *gateway = services.family<GatewayFamily>())
         setProviderRegistry(&gateway->registry());
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
-    : MainWindow(db, host, Scopes::core(), parent)
+    : MainWindow(db, host, Scopes::core(), nullptr, parent)
 {
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
-                       QWidget *parent)
+                       AddressFamily *address, QWidget *parent)
     : QMainWindow(parent), m_host(host), m_keys(new ApiKeyModel(db, this)),
       m_tokens(new ControlTokenModel(db, this)), m_ledger(new LedgerModel(db, this)),
       m_usage(new UsageModel(db, this)), m_buckets(new UsageBucketModel(db, this)),
@@ -75,9 +76,7 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList 
     addPanel(tr("Settings"), tr("Control Tokens"), new ControlTokensPanel(m_tokens));
     addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
     addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
-    auto *address = new AddressPanel;
-    address->setImportDatabase(db.config());
-    addPanel(tr("Tools"), tr("Address testing"), address);
+    addPanel(tr("Tools"), tr("Address testing"), new AddressPanel(address));
     showPanel(tr("API Keys"));
 
     m_address = new QLabel(this);

@@ -5,6 +5,7 @@
 #include <QMetaObject>
 #include <QTimer>
 
+class AddressFamily;
 class ApiKeyModel;
 class ControlTokenModel;
 class DatabaseService;
@@ -28,9 +29,10 @@ class MainWindow : public QMainWindow
     Q_OBJECT
 public:
     // The program's window: every panel, bound to the services' database, server and families
-    // (the token scopes they declare, the gateway's providers, the address tools).
+    // (the token scopes they declare, the gateway's providers, the address tools and import).
     explicit MainWindow(Services &services, QWidget *parent = nullptr);
-    // The core's panels over a database alone (no families), for tests.
+    // The core's panels over a database alone (no families), for tests; the address tool
+    // answers from an engine of its own, without import.
     MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -53,7 +55,8 @@ public:
     UsageBucketModel *usageBucketModel() const { return m_buckets; }
 
 private:
-    MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes, QWidget *parent);
+    MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
+               AddressFamily *address, QWidget *parent);
     void updateStatus();
 
     ServerHost *m_host;

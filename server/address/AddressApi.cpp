@@ -1,19 +1,13 @@
 #include "AddressApi.h"
 
-#include "AddressAssessor.h"
-#include "AddressCommon.h"
 #include "AddressEndpoints.h"
-#include "SearchIndex.h"
-#include "StructureParser.h"
-
-#include <QThreadPool>
 
 namespace {
 
 struct Endpoint
 {
     const char *name; // as in the path
-    AddressApi::Reply (*handler)(const QJsonObject &);
+    AddressApi::Reply (*handler)(const AddressEngine &, const QJsonObject &);
 };
 
 // Served endpoints, in the contract's order (the address testing tool lists them so).
@@ -48,26 +42,16 @@ QStringList endpoints()
     return names;
 }
 
-Reply call(const QString &endpoint, const QJsonObject &request)
+Reply call(const AddressEngine &engine, const QString &endpoint, const QJsonObject &request)
 {
     for (const Endpoint &e : kEndpoints) {
         if (endpoint == QLatin1String(e.name))
-            return e.handler(request);
+            return e.handler(engine, request);
     }
     Reply r;
     r.status = 404;
     r.error = QStringLiteral("Unknown address endpoint: %1").arg(endpoint);
     return r;
-}
-
-void warmUp()
-{
-    QThreadPool::globalInstance()->start([] {
-        AddressCommon::divisionMatcher();
-        StructureParser::shared();
-        AddressAssessor::shared(); // the corrector, completer and area codes
-        SearchIndex::shared();     // pinyin keys of every division and the prefix cache
-    });
 }
 
 } // namespace AddressApi

@@ -4,9 +4,12 @@
 #include <QString>
 #include <QStringList>
 
+class AddressEngine;
+
 // The address services as plain calls: one JSON request in, one JSON answer out, exactly what
 // POST /v1/address/{endpoint} answers. The HTTP routes and the window's address testing tool
-// both go through here, so they cannot disagree. Thread-safe; no I/O.
+// both go through here, so they cannot disagree. Each call answers from the engine it is given
+// (its engines, its imported data, its search index). Thread-safe; no I/O.
 namespace AddressApi {
 
 constexpr int kMaxText = 2000; // characters of `text` the text endpoints accept
@@ -24,8 +27,6 @@ struct Reply
 
 // The endpoints served so far, as in the path: transfer-coord, extract-phone, ...
 QStringList endpoints();
-Reply call(const QString &endpoint, const QJsonObject &request);
-// Builds the division index (about half a second) on a worker thread ahead of the first call.
-void warmUp();
+Reply call(const AddressEngine &engine, const QString &endpoint, const QJsonObject &request);
 
 } // namespace AddressApi

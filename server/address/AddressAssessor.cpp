@@ -2,8 +2,6 @@
 
 #include "PhoneExtractor.h"
 
-#include <QFile>
-
 namespace {
 
 using Division = Gazetteer::Division;
@@ -54,20 +52,6 @@ AddressAssessor::AddressAssessor(const AddressCorrector &corrector,
                                  const AddressCompleter &completer)
     : m_corrector(corrector), m_completer(completer)
 {
-}
-
-const AddressAssessor &AddressAssessor::shared()
-{
-    static AddressAssessor assessor(AddressCorrector::shared(), AddressCompleter::shared());
-    static const bool loaded = [] {
-        QFile file(QString::fromLatin1(kAreaCodesPath));
-        QString error = QStringLiteral("cannot open %1").arg(file.fileName());
-        if (!file.open(QIODevice::ReadOnly) || !assessor.loadAreaCodes(file.readAll(), &error))
-            qFatal("Broken area code table: %s", qPrintable(error));
-        return true;
-    }();
-    Q_UNUSED(loaded);
-    return assessor;
 }
 
 bool AddressAssessor::loadAreaCodes(QByteArrayView tsv, QString *error)

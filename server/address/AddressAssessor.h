@@ -55,8 +55,6 @@ public:
     };
 
     AddressAssessor(const AddressCorrector &corrector, const AddressCompleter &completer);
-    // Over the shared corrector and completer, with the compiled-in area code table.
-    static const AddressAssessor &shared();
 
     // Reads resources/address/area-codes.tsv (division code, name, area code; '#' comments);
     // false with a message in *error on a malformed line.

@@ -64,10 +64,4 @@ QString importHint(const char *kind)
         .arg(QLatin1String(kind));
 }
 
-const DivisionMatcher &divisionMatcher()
-{
-    static const DivisionMatcher matcher;
-    return matcher;
-}
-
 } // namespace AddressCommon

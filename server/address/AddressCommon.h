@@ -1,13 +1,12 @@
 #pragma once
 
 #include "AddressApi.h"
-#include "DivisionMatcher.h"
 
 #include <optional>
 #include <QJsonObject>
 #include <QString>
 
-// What the endpoint files share: the reply helpers and the engine's immutable singletons.
+// What the endpoint files share: the reply helpers.
 namespace AddressCommon {
 
 using AddressApi::Reply;
@@ -25,8 +24,5 @@ qsizetype charOffset(QStringView text, qsizetype utf16);
 
 // How to add imported data of `kind` ("zipcodes" or "pois"), for answers that lack it.
 QString importHint(const char *kind);
-
-// Built once on first use (about half a second) and shared: immutable, thread-safe.
-const DivisionMatcher &divisionMatcher();
 
 } // namespace AddressCommon

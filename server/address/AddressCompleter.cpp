@@ -6,12 +6,6 @@
 
 AddressCompleter::AddressCompleter(const StructureParser &parser) : m_parser(parser) {}
 
-const AddressCompleter &AddressCompleter::shared()
-{
-    static const AddressCompleter completer(StructureParser::shared());
-    return completer;
-}
-
 AddressCompleter::Result AddressCompleter::complete(QStringView text) const
 {
     using Level = Gazetteer::Level;

@@ -37,7 +37,6 @@ public:
     };
 
     explicit AddressCompleter(const StructureParser &parser);
-    static const AddressCompleter &shared(); // over StructureParser::shared()
 
     Result complete(QStringView text) const;
 

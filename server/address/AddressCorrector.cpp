@@ -1,6 +1,5 @@
 #include "AddressCorrector.h"
 
-#include "AddressCommon.h"
 #include "Pinyin.h"
 
 #include <algorithm>
@@ -106,12 +105,6 @@ AddressCorrector::AddressCorrector(const DivisionMatcher &matcher, const Pinyin 
         if (!d.shortName.isEmpty() && d.shortName != d.name)
             index(d.shortName, d.shortName.size(), true);
     }
-}
-
-const AddressCorrector &AddressCorrector::shared()
-{
-    static const AddressCorrector corrector(AddressCommon::divisionMatcher(), Pinyin::builtin());
-    return corrector;
 }
 
 bool AddressCorrector::homophones(QChar a, QChar b) const

@@ -63,9 +63,6 @@ public:
 
     AddressCorrector(const DivisionMatcher &matcher, const Pinyin &pinyin);
 
-    // Built on first use over AddressCommon::divisionMatcher() and Pinyin::builtin().
-    static const AddressCorrector &shared();
-
     // The readings of `text`, best first, at most `maxReadings` (>= 1): the first applies every
     // correction found; the others each swap one correction for an equally good alternative
     // (another division as close to what is written). Always one reading at least: the text

@@ -1,13 +1,106 @@
 #include "AddressFamily.h"
 
 #include "address/AddressTables.h"
-#include "AddressDataStore.h"
+#include "AddressData.h"
+#include "AddressEngine.h"
 #include "AddressRoutes.h"
+#include "DatabaseService.h"
 #include "Money.h"
 
 #include <QCommandLineParser>
+#include <QMutex>
 #include <QTextStream>
+#include <QThreadPool>
+#include <QTimer>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <optional>
 #include <stdexcept>
+
+using AddressStore::DataVersion;
+
+// The family's database side: the start-up load and reloads into its engine, and the version of
+// the stored data the engine holds. Import jobs share it (and may outlive the family: the
+// window's panel owns them), so it is reference-counted.
+struct AddressFamily::Loader
+{
+    explicit Loader(std::shared_ptr<AddressEngine> e) : engine(std::move(e)) {}
+    // The pool's tasks use this object: they end before it goes.
+    ~Loader() { pool.waitForDone(); }
+
+    std::optional<DatabaseConfig> config() const
+    {
+        QMutexLocker lock(&mutex);
+        return m_config;
+    }
+    void setConfig(const DatabaseConfig &config)
+    {
+        QMutexLocker lock(&mutex);
+        m_config = config;
+    }
+    DataVersion loaded() const
+    {
+        QMutexLocker lock(&mutex);
+        return m_loaded;
+    }
+    void setLoaded(const DataVersion &version)
+    {
+        QMutexLocker lock(&mutex);
+        m_loaded = version;
+    }
+
+    // Loads the stored data and installs it in the engine (unless an import installed newer
+    // data meanwhile), on the pool with a connection of its own: not one of the service's
+    // readers, which requests need, for a load that takes seconds for large data. Returns at
+    // once; does nothing while a load runs (that one reads the newest rows anyway).
+    void loadAsync()
+    {
+        const auto database = config();
+        if (!database || loading.exchange(true))
+            return;
+        const quint64 generation = engine->generation();
+        pool.start([this, database = *database, generation] {
+            DataVersion version;
+            std::shared_ptr<const LocalData> data;
+            const auto read = [&](Store &store) {
+                // The version first: rows imported between the two reads make the next check
+                // reload once more, never miss.
+                version = AddressStore::dataVersion(store);
+                data = AddressData::load(store);
+            };
+            try {
+                AddressStore::withOwnConnection(database, QStringLiteral("address-load"), read);
+                if (engine->installIf(generation, std::move(data)))
+                    setLoaded(version);
+            } catch (const std::exception &e) {
+                qWarning("address data: cannot load the imported zip codes and POIs: %s", e.what());
+            }
+            loading = false;
+        });
+    }
+
+    const std::shared_ptr<AddressEngine> engine;
+    std::atomic_bool loading = false;
+    // Loads have a pool of their own, one per family, so that stop() can wait for them.
+    QThreadPool pool;
+
+private:
+    mutable QMutex mutex;                   // guards the two below
+    std::optional<DatabaseConfig> m_config; // set by start()
+    DataVersion m_loaded;                   // what the engine last installed from the database
+};
+
+AddressFamily::AddressFamily()
+    : m_engine(std::make_shared<AddressEngine>()), m_loader(std::make_shared<Loader>(m_engine))
+{
+}
+
+AddressFamily::~AddressFamily()
+{
+    m_loader->pool.waitForDone();
+}
 
 void AddressFamily::configure(const QJsonObject &section, const ServerSettings &)
 {
@@ -24,7 +117,8 @@ void AddressFamily::configure(const QJsonObject &section, const ServerSettings &
         if (!v.isDouble() || seconds < 0 || seconds > 86'400)
             throw std::runtime_error("config: address.reload_seconds must be 0 (only at start) to "
                                      "86400");
-        m_reloadMs = int(seconds * 1000);
+        // Rounded, not truncated (0.29 s is 290 ms); a positive value never turns into 0.
+        m_reloadMs = seconds > 0 ? std::max(1, int(std::lround(seconds * 1000))) : 0;
     }
     if (section.contains("upstream")) {
         if (!section.value("upstream").isObject())
@@ -40,20 +134,75 @@ QList<Migrations::Component> AddressFamily::migrations() const
 
 void AddressFamily::start(DatabaseService &db)
 {
-    // The imported zip codes and POIs, loaded on a pool thread while the server comes up.
-    AddressDataStore::loadAsync(db);
-}
-
-void AddressFamily::stop()
-{
-    // The start-up load uses the database, which stops next.
-    AddressDataStore::waitForLoad();
+    // The imported zip codes and POIs, loaded on the loader's thread while the server comes up.
+    m_loader->setConfig(db.config());
+    m_loader->loadAsync();
 }
 
 QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
 {
-    AddressDataStore::watch(scope.database, scope.parent, m_reloadMs);
-    return addressRoutes(scope.parent, m_price, m_upstream);
+    if (m_reloadMs > 0) {
+        // Every reloadMs, the stored data's version is read on a database reader (a cheap
+        // query) and compared with what the engine holds: another process (the CLI, another
+        // instance sharing the database) may have imported. The timer lives and dies with
+        // this server; the family outlives it.
+        auto *timer = new QTimer(scope.parent);
+        Loader *loader = m_loader.get();
+        QObject *context = scope.parent;
+        DatabaseService *db = &scope.database;
+        QObject::connect(timer, &QTimer::timeout, context, [db, context, loader] {
+            db->read<DataVersion>(
+                context, [](Store &store) { return AddressStore::dataVersion(store); },
+                [loader](const DbResult<DataVersion> &r) {
+                    if (r.ok() && !(r.value == loader->loaded()))
+                        loader->loadAsync();
+                });
+        });
+        timer->start(m_reloadMs);
+    }
+    m_engine->warmUp();
+    return addressRoutes(scope.parent, *m_engine, m_price, m_upstream);
+}
+
+void AddressFamily::stop()
+{
+    m_loader->pool.waitForDone();
+}
+
+bool AddressFamily::waitForLoad(int msecs)
+{
+    return m_loader->pool.waitForDone(msecs);
+}
+
+bool AddressFamily::canImport() const
+{
+    return m_loader->config().has_value();
+}
+
+AddressImportJob *AddressFamily::importCsv(AddressStore::Kind kind, const QString &path,
+                                           bool replace, QObject *context)
+{
+    const auto database = m_loader->config();
+    AddressImportJob::Read read = [kind, path, started = database.has_value()] {
+        if (started)
+            return AddressData::readFile(kind, path);
+        AddressImportJob::Input input;
+        input.report.kind = AddressStore::kindName(kind);
+        input.report.fatal = QStringLiteral("the address services have no database yet");
+        return input;
+    };
+    // Taken now: an install after this (a load, another import) is newer than what this import
+    // would load, and is not replaced.
+    const quint64 generation = m_engine->generation();
+    AddressImportJob::Committed committed = [loader = m_loader, generation](Store &store) {
+        // Loaded after the commit: the snapshot holds what the database holds, including rows
+        // other instances wrote.
+        const DataVersion version = AddressStore::dataVersion(store);
+        if (loader->engine->installIf(generation, AddressData::load(store)))
+            loader->setLoaded(version);
+    };
+    return AddressImportJob::start(database.value_or(DatabaseConfig()), kind, replace,
+                                   std::move(read), std::move(committed), context);
 }
 
 namespace {
@@ -63,22 +212,22 @@ constexpr int kPartialImport = 3;
 
 int importCommand(const QStringList &args, CommandHost &host)
 {
-    const auto kind = AddressDataStore::parseKind(args.value(2));
+    const auto kind = AddressStore::parseKind(args.value(2));
     if (!kind)
         throw CommandUsageError("usage: switchyard-server address import zipcodes|pois FILE.csv "
                                 "[--replace] [options]");
     QStringList rest = args.mid(2);
-    rest[0] = QStringLiteral("address import ") + AddressDataStore::kindName(*kind);
+    rest[0] = QStringLiteral("address import ") + AddressStore::kindName(*kind);
     QCommandLineParser parser;
     const QCommandLineOption replace(
         QStringLiteral("replace"),
         QStringLiteral("Replace all imported %1 (default: append; a row whose key exists is "
                        "updated).")
-            .arg(AddressDataStore::kindName(*kind)));
+            .arg(AddressStore::kindName(*kind)));
     parser.addOption(replace);
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("The CSV file."));
     const QString description =
-        *kind == AddressDataStore::Kind::Zipcodes
+        *kind == AddressStore::Kind::Zipcodes
             ? QStringLiteral("Import zip codes from a UTF-8 CSV file with the header "
                              "zipcode,province,city,district,town,road (or a divcode column "
                              "instead of the region names).")
@@ -93,8 +242,8 @@ int importCommand(const QStringList &args, CommandHost &host)
     const QStringList files = parser.positionalArguments();
     if (files.size() != 1)
         throw CommandUsageError("expected exactly one CSV file");
-    const ImportReport report =
-        AddressDataStore::importFile(host.store(), *kind, files.first(), parser.isSet(replace));
+    const AddressStore::ImportReport report =
+        AddressData::importFile(host.store(), *kind, files.first(), parser.isSet(replace));
     if (!report.ok()) {
         host.err() << "error: " << report.fatal << "\n";
         return 1;
@@ -117,7 +266,7 @@ int statusCommand(const QStringList &args, CommandHost &host)
     if (!host.parse(parser, rest,
                     QStringLiteral("Count the imported zip codes and points of interest.")))
         return 0;
-    const AddressDataStore::Counts c = AddressDataStore::counts(host.store());
+    const AddressStore::Counts c = AddressStore::counts(host.store());
     host.out() << "DATA\tROWS\n"
                << "zipcodes\t" << c.zipcodes << "\n"
                << "zipcode roads\t" << c.zipRoads << "\n"

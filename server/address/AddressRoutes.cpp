@@ -9,13 +9,14 @@
 #include <QThread>
 #include <QThreadPool>
 
-QList<RouteSpec> addressRoutes(QObject *parent, qint64 price, const AddressUpstreamConfig &config)
+QList<RouteSpec> addressRoutes(QObject *parent, const AddressEngine &engine, qint64 price,
+                               const AddressUpstreamConfig &config)
 {
     AddressUpstream *upstream = config.enabled() ? new AddressUpstream(config, parent) : nullptr;
     // The engine's calls take from microseconds to tens of milliseconds (a 2,000-character
     // standardize): they run on this pool, never on the server thread, so one heavy request
-    // cannot hold up every other connection. Its own pool: index rebuilds on the global one
-    // take seconds.
+    // cannot hold up every other connection. Its own pool, destroyed (after its tasks) with
+    // the server.
     auto *pool = new QThreadPool(parent);
     pool->setMaxThreadCount(std::max(2, QThread::idealThreadCount()));
     QPointer<QObject> home(parent); // lives on the server thread
@@ -29,12 +30,12 @@ QList<RouteSpec> addressRoutes(QObject *parent, qint64 price, const AddressUpstr
         spec.auth = AuthMode::ApiKey;
         spec.bucket = QStringLiteral("address");
         spec.reservation = price;
-        spec.handler = [endpoint, price, upstream, pool, home](const ContextPtr &ctx) {
+        spec.handler = [endpoint, price, upstream, pool, home, &engine](const ContextPtr &ctx) {
             const auto body = ctx->jsonBody();
             if (!body)
                 return;
-            pool->start([ctx, request = *body, endpoint, price, upstream, home] {
-                const AddressApi::Reply r = AddressApi::call(endpoint, request);
+            pool->start([ctx, request = *body, endpoint, price, upstream, home, &engine] {
+                const AddressApi::Reply r = AddressApi::call(engine, endpoint, request);
                 // Back to the server thread to answer; the context is only touched there.
                 QMetaObject::invokeMethod(
                     home.data(),
@@ -56,6 +57,5 @@ QList<RouteSpec> addressRoutes(QObject *parent, qint64 price, const AddressUpstr
         };
         routes.append(std::move(spec));
     }
-    AddressApi::warmUp();
     return routes;
 }

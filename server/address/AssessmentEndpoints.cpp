@@ -11,13 +11,13 @@ namespace AddressEndpoints {
 using namespace AddressCommon;
 
 // {address_assessment: {code, findings: [{code, message, start?, end?}]}, status: "OK"}
-Reply assessment(const QJsonObject &request)
+Reply assessment(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const AddressAssessor::Assessment a = AddressAssessor::shared().assess(*text);
+    const AddressAssessor::Assessment a = engine.assessor().assess(*text);
     QJsonArray findings;
     for (const AddressAssessor::Finding &f : a.findings) {
         QJsonObject o{{"code", f.code}, {"message", f.message}};

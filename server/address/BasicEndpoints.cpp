@@ -2,6 +2,7 @@
 
 #include "AddressCommon.h"
 #include "CoordTransform.h"
+#include "DivisionMatcher.h"
 #include "PhoneExtractor.h"
 
 #include <QJsonArray>
@@ -12,7 +13,7 @@ namespace AddressEndpoints {
 using namespace AddressCommon;
 
 // transfer-coord: {text: "lon,lat", srcCoord, dstCoord?, inverse?} -> {coord_transfer: {...}}
-Reply transferCoord(const QJsonObject &request)
+Reply transferCoord(const AddressEngine &, const QJsonObject &request)
 {
     const QJsonObject *body = &request;
     const QJsonValue text = body->value("text");
@@ -70,7 +71,7 @@ Reply transferCoord(const QJsonObject &request)
     return ok({{"coord_transfer", out}});
 }
 
-Reply extractPhone(const QJsonObject &request)
+Reply extractPhone(const AddressEngine &, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
@@ -82,13 +83,13 @@ Reply extractPhone(const QJsonObject &request)
     return ok({{"phone_extract", found}});
 }
 
-Reply divisionCode(const QJsonObject &request)
+Reply divisionCode(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
+    const DivisionMatcher::Result r = engine.divisionMatcher().resolve(*text);
     auto name = [](const DivisionMatcher::Mention &m) {
         return m.division ? m.division->name : QString();
     };

@@ -101,6 +101,12 @@ QList<const DivisionMatcher::Mention *> DivisionMatcher::Result::formerMentions(
     return out;
 }
 
+const DivisionMatcher &DivisionMatcher::builtin()
+{
+    static const DivisionMatcher matcher;
+    return matcher;
+}
+
 DivisionMatcher::DivisionMatcher(const Gazetteer &gazetteer) : m_gazetteer(gazetteer)
 {
     m_index.reserve(gazetteer.size() * 6);

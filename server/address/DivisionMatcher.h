@@ -82,6 +82,9 @@ public:
     };
 
     explicit DivisionMatcher(const Gazetteer &gazetteer = Gazetteer::builtin());
+    // Over Gazetteer::builtin(), built on first use (about half a second) and shared by every
+    // AddressEngine in the process: an immutable table of compiled-in data, thread-safe.
+    static const DivisionMatcher &builtin();
 
     // Every mention found in the text (step 1), ordered by start, then shortest first.
     QList<Mention> mentions(QStringView text) const;

@@ -10,13 +10,13 @@ using namespace AddressCommon;
 
 // {text} -> {express_extract: {person_info, phone_info, prov_info, city_info, district_info,
 // road_info, road_no_info, poi_info}}, every field a string, "" when absent.
-Reply extractExpress(const QJsonObject &request)
+Reply extractExpress(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const ExpressExtractor::Result r = ExpressExtractor::shared().extract(*text);
+    const ExpressExtractor::Result r = engine.expressExtractor().extract(*text);
     return ok({{"express_extract", QJsonObject{{"person_info", r.person},
                                                {"phone_info", r.phone},
                                                {"prov_info", r.province},

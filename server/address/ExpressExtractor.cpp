@@ -54,12 +54,6 @@ ExpressExtractor::ExpressExtractor(const NameExtractor &names, const LocationExt
 {
 }
 
-const ExpressExtractor &ExpressExtractor::shared()
-{
-    static const ExpressExtractor extractor(NameExtractor::shared(), LocationExtractor::shared());
-    return extractor;
-}
-
 ExpressExtractor::Result ExpressExtractor::extract(QStringView text) const
 {
     Result r;

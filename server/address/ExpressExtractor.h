@@ -47,8 +47,6 @@ public:
     };
 
     ExpressExtractor(const NameExtractor &names, const LocationExtractor &locations);
-    // Built on first use over the shared extractors; thread-safe.
-    static const ExpressExtractor &shared();
 
     Result extract(QStringView text) const;
 

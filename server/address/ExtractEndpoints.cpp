@@ -12,14 +12,14 @@ namespace AddressEndpoints {
 using namespace AddressCommon;
 
 // {text} -> {location_extract: [{start, end, type: "LOC", word}]}, offsets in characters.
-Reply extract(const QJsonObject &request)
+Reply extract(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
     QJsonArray found;
-    for (const LocationExtractor::Location &l : LocationExtractor::shared().extract(*text))
+    for (const LocationExtractor::Location &l : engine.locationExtractor().extract(*text))
         found.append(QJsonObject{{"start", charOffset(*text, l.start)},
                                  {"end", charOffset(*text, l.end)},
                                  {"type", "LOC"},
@@ -28,14 +28,14 @@ Reply extract(const QJsonObject &request)
 }
 
 // {text} -> {person_extract: [{start, end, word}]}, offsets in characters.
-Reply extractName(const QJsonObject &request)
+Reply extractName(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
     QJsonArray found;
-    for (const NameExtractor::Match &m : NameExtractor::shared().extract(*text))
+    for (const NameExtractor::Match &m : engine.nameExtractor().extract(*text))
         found.append(QJsonObject{{"start", charOffset(*text, m.start)},
                                  {"end", charOffset(*text, m.end)},
                                  {"word", m.word}});

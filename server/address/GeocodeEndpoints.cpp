@@ -2,6 +2,7 @@
 
 #include "AddressCommon.h"
 #include "CoordTransform.h"
+#include "DivisionMatcher.h"
 #include "LocalData.h"
 
 // geocode and hp-geocode: an imported point of interest the text names (LocalData) when there
@@ -39,10 +40,10 @@ struct Located
 };
 
 // streets: hp-geocode (POIs by street address too, and a message when falling back).
-Located locate(const QString &text, bool streets)
+Located locate(const AddressEngine &engine, const QString &text, bool streets)
 {
-    const DivisionMatcher::Result r = divisionMatcher().resolve(text);
-    const auto data = LocalData::current();
+    const DivisionMatcher::Result r = engine.divisionMatcher().resolve(text);
+    const auto data = engine.localData();
     if (const auto poi = data->findPoi(text, r.leaf, streets)) {
         QJsonObject p = point(poi->poi->lon, poi->poi->lat, QStringLiteral("poi"));
         p.insert("matched", poi->poi->name);
@@ -85,13 +86,14 @@ Located locate(const QString &text, bool streets)
 
 // The answer of geocode (field offline_geocode) and hp-geocode (hp_geocode, with streets and a
 // message when it falls back to a division).
-Reply answer(const QJsonObject &request, const char *field, bool streets)
+Reply answer(const AddressEngine &engine, const QJsonObject &request, const char *field,
+             bool streets)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const Located l = locate(*text, streets);
+    const Located l = locate(engine, *text, streets);
     if (l.point.isEmpty()) {
         return ok(QJsonObject{
             {QLatin1String(field),
@@ -110,16 +112,16 @@ Reply answer(const QJsonObject &request, const char *field, bool streets)
 } // namespace
 
 // geocode: {"offline_geocode": {wgs84, gcj02, level, matched, divcode}, "status"}.
-Reply geocode(const QJsonObject &request)
+Reply geocode(const AddressEngine &engine, const QJsonObject &request)
 {
-    return answer(request, "offline_geocode", false);
+    return answer(engine, request, "offline_geocode", false);
 }
 
 // hp-geocode: the most precise point the data supports: a POI whose name and street address
 // the text has > a POI by street address > a POI by name > district centre > city centre.
-Reply hpGeocode(const QJsonObject &request)
+Reply hpGeocode(const AddressEngine &engine, const QJsonObject &request)
 {
-    return answer(request, "hp_geocode", true);
+    return answer(engine, request, "hp_geocode", true);
 }
 
 } // namespace AddressEndpoints

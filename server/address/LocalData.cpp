@@ -2,12 +2,10 @@
 
 #include "CoordTransform.h"
 
-#include <QMutex>
 #include <QSet>
 #include <QStringDecoder>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 using Division = Gazetteer::Division;
@@ -450,18 +448,6 @@ Parsed<PoiRow> parsePois(QByteArrayView csv, const Gazetteer &g)
 
 // ---- the snapshot ----------------------------------------------------------------------------
 
-namespace {
-
-QMutex g_currentMutex;
-std::shared_ptr<const LocalData> &currentSlot()
-{
-    static std::shared_ptr<const LocalData> slot;
-    return slot;
-}
-std::atomic<quint64> g_generation{0};
-
-} // namespace
-
 std::shared_ptr<const LocalData> LocalData::build(std::vector<ZipEntry> zipcodes,
                                                   std::vector<Poi> pois, const Gazetteer &g)
 {
@@ -541,45 +527,6 @@ std::shared_ptr<const LocalData> LocalData::empty()
 {
     // No gazetteer needed (nor loaded) for no data.
     return std::shared_ptr<const LocalData>(new LocalData);
-}
-
-std::shared_ptr<const LocalData> LocalData::current()
-{
-    QMutexLocker lock(&g_currentMutex);
-    if (!currentSlot())
-        currentSlot() = empty();
-    return currentSlot();
-}
-
-void LocalData::install(std::shared_ptr<const LocalData> data)
-{
-    if (!data)
-        data = empty();
-    {
-        QMutexLocker lock(&g_currentMutex);
-        currentSlot().swap(data);
-        ++g_generation;
-    }
-    // The old snapshot (now in `data`) is released outside the lock.
-}
-
-bool LocalData::installIf(quint64 generation, std::shared_ptr<const LocalData> data)
-{
-    if (!data)
-        data = empty();
-    {
-        QMutexLocker lock(&g_currentMutex);
-        if (g_generation.load() != generation)
-            return false;
-        currentSlot().swap(data);
-        ++g_generation;
-    }
-    return true;
-}
-
-quint64 LocalData::generation()
-{
-    return g_generation.load();
 }
 
 std::optional<LocalData::ZipMatch> LocalData::zipcode(const Division *leaf, QStringView text) const

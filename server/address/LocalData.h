@@ -17,7 +17,7 @@
 
 // Zip codes and points of interest that the operator imports (no installable package has them),
 // for POST /v1/address/zipcode, geocode and hp-geocode. A plain library (Qt Core only): the
-// database side is AddressDataStore, in the server library.
+// database side is models/address/AddressStore.h, the glue server/address/AddressData.h.
 //
 // CSV formats (RFC 4180: comma separated, fields with commas, quotes or line breaks in double
 // quotes, "" for a quote; UTF-8, a byte order mark is ignored; a header row naming the columns,
@@ -102,8 +102,8 @@ const Gazetteer::Division *resolveRegion(const Gazetteer &gazetteer, const QStri
 } // namespace LocalDataCsv
 
 // One immutable snapshot of the imported data with its indexes; any number of threads may read
-// it. The process holds a current snapshot (never null: empty until data is loaded) that an
-// import or a start-up load replaces atomically; readers keep the one they took.
+// it. An AddressEngine holds the installed one (never null: empty until data is loaded), which
+// an import or a load replaces atomically; readers keep the one they took.
 class LocalData
 {
 public:
@@ -149,13 +149,8 @@ public:
     build(std::vector<ZipEntry> zipcodes, std::vector<Poi> pois,
           const Gazetteer &gazetteer = Gazetteer::builtin());
 
-    static std::shared_ptr<const LocalData> current();
-    static void install(std::shared_ptr<const LocalData> data);
-    // Installs only if no install happened since generation() returned `generation`, so a
-    // slow load started earlier cannot replace the data of a later import. False if skipped.
-    static bool installIf(quint64 generation, std::shared_ptr<const LocalData> data);
-    // Increases with every install(): other indexes over the data (search) rebuild on change.
-    static quint64 generation();
+    // No data (a new snapshot; needs no gazetteer).
+    static std::shared_ptr<const LocalData> empty();
 
     qsizetype zipCount() const { return qsizetype(m_zips.size()); }
     qsizetype poiCount() const { return qsizetype(m_pois.size()); }
@@ -187,7 +182,6 @@ public:
 
 private:
     LocalData() = default;
-    static std::shared_ptr<const LocalData> empty();
 
     struct KeyHit
     {

@@ -1,6 +1,7 @@
 #include "AddressEndpoints.h"
 
 #include "AddressCommon.h"
+#include "DivisionMatcher.h"
 #include "LocalData.h"
 
 // zipcode: answered only from imported data (LocalData); never an invented code.
@@ -8,13 +9,13 @@ namespace AddressEndpoints {
 
 using namespace AddressCommon;
 
-Reply zipcode(const QJsonObject &request)
+Reply zipcode(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const DivisionMatcher::Result r = divisionMatcher().resolve(*text);
+    const DivisionMatcher::Result r = engine.divisionMatcher().resolve(*text);
     if (r.isEmpty()) {
         Reply reply = ok(QJsonObject{{"zipcode", ""},
                                      {"status", "NOT_FOUND"},
@@ -22,7 +23,7 @@ Reply zipcode(const QJsonObject &request)
         reply.billable = false;
         return reply;
     }
-    const auto data = LocalData::current();
+    const auto data = engine.localData();
     const auto match = data->zipcode(r.leaf, *text);
     if (!match) {
         Reply reply = ok(QJsonObject{

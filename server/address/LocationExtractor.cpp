@@ -1,6 +1,5 @@
 #include "LocationExtractor.h"
 
-#include "AddressCommon.h"
 #include "NameExtractor.h"
 #include "PhoneExtractor.h"
 
@@ -282,12 +281,6 @@ const LocationExtractor::Piece *LocationExtractor::Location::first(Kind kind) co
 }
 
 LocationExtractor::LocationExtractor(const DivisionMatcher &matcher) : m_matcher(matcher) {}
-
-const LocationExtractor &LocationExtractor::shared()
-{
-    static const LocationExtractor extractor(AddressCommon::divisionMatcher());
-    return extractor;
-}
 
 QList<LocationExtractor::Location> LocationExtractor::extract(QStringView text) const
 {

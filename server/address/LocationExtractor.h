@@ -76,8 +76,6 @@ public:
     };
 
     explicit LocationExtractor(const DivisionMatcher &matcher);
-    // Built on first use over AddressCommon::divisionMatcher(); thread-safe.
-    static const LocationExtractor &shared();
 
     QList<Location> extract(QStringView text) const;
     QList<Location> extract(QStringView text, const Barriers &barriers) const;

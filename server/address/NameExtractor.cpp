@@ -1,6 +1,5 @@
 #include "NameExtractor.h"
 
-#include "AddressCommon.h"
 #include "PhoneExtractor.h"
 
 #include <QSet>
@@ -140,12 +139,6 @@ QList<std::pair<qsizetype, qsizetype>> phoneRanges(QStringView text)
 } // namespace
 
 NameExtractor::NameExtractor(const DivisionMatcher &matcher) : m_matcher(matcher) {}
-
-const NameExtractor &NameExtractor::shared()
-{
-    static const NameExtractor extractor(AddressCommon::divisionMatcher());
-    return extractor;
-}
 
 bool NameExtractor::surnameAt(QStringView text, qsizetype pos, qsizetype *length)
 {

@@ -45,8 +45,6 @@ public:
     static constexpr int kThreshold = 3;
 
     explicit NameExtractor(const DivisionMatcher &matcher);
-    // Built on first use over AddressCommon::divisionMatcher(); thread-safe.
-    static const NameExtractor &shared();
 
     // Accepted names, in text order, non-overlapping.
     QList<Match> extract(QStringView text) const;

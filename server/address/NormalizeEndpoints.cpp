@@ -43,13 +43,13 @@ QJsonArray corrections(const QString &text, const AddressCorrector::Reading &r)
 } // namespace
 
 // {address_correct: ["杭州=city\t余杭区=district", ...], corrections: [...], status}
-Reply correct(const QJsonObject &request)
+Reply correct(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const QList<AddressCorrector::Reading> readings = AddressCorrector::shared().correct(*text);
+    const QList<AddressCorrector::Reading> readings = engine.corrector().correct(*text);
     QJsonArray strings;
     for (const AddressCorrector::Reading &r : readings) {
         const QString s = regions(r);
@@ -66,28 +66,27 @@ Reply correct(const QJsonObject &request)
 }
 
 // {complete: "prov=...\tcity=...", filled: ["prov", "city"], status}
-Reply complete(const QJsonObject &request)
+Reply complete(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const AddressCompleter::Result r = AddressCompleter::shared().complete(*text);
+    const AddressCompleter::Result r = engine.completer().complete(*text);
     return ok({{"complete", StructureParser::format(r.segments)},
                {"filled", QJsonArray::fromStringList(r.filled)},
                {"status", r.divisions.isEmpty() ? "NOT_FOUND" : "OK"}});
 }
 
 // {street_std, structure, corrections, status}
-Reply standardize(const QJsonObject &request)
+Reply standardize(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const AddressCorrector::Reading best =
-        AddressCorrector::shared().correct(*text, 1).constFirst();
-    const AddressCompleter::Result r = AddressCompleter::shared().complete(best.text);
+    const AddressCorrector::Reading best = engine.corrector().correct(*text, 1).constFirst();
+    const AddressCompleter::Result r = engine.completer().complete(best.text);
     QList<StructureParser::Segment> kept;
     for (const StructureParser::Segment &s : r.segments) {
         if (!AddressCompleter::isNoise(s.key))

@@ -2,13 +2,14 @@
 
 #include "AddressCommon.h"
 #include "CoordTransform.h"
+#include "DivisionMatcher.h"
 #include "SearchIndex.h"
 
 #include <QJsonArray>
 
 #include <cmath>
 
-// search and input-search, over SearchIndex::shared().
+// search and input-search, over the engine's search index.
 namespace AddressEndpoints {
 
 using namespace AddressCommon;
@@ -44,8 +45,8 @@ bool allDigits(QStringView s)
 // `region`: absent means everywhere; a 12-digit code (or its 2/4/6/9-digit head), a division's
 // name or short form (every division of that name: 朝阳区 is in 北京 and in 长春), or a path of
 // names (浙江省杭州市).
-std::optional<QList<const Gazetteer::Division *>> requestRegion(const QJsonObject &request,
-                                                                Reply *error)
+std::optional<QList<const Gazetteer::Division *>>
+requestRegion(const AddressEngine &engine, const QJsonObject &request, Reply *error)
 {
     const QJsonValue v = request.value("region");
     if (v.isUndefined() || v.isNull())
@@ -56,7 +57,7 @@ std::optional<QList<const Gazetteer::Division *>> requestRegion(const QJsonObjec
                       QStringLiteral("region: a division name or 12-digit code, as a string"));
         return std::nullopt;
     }
-    const Gazetteer &g = divisionMatcher().gazetteer();
+    const Gazetteer &g = engine.divisionMatcher().gazetteer();
     QList<const Gazetteer::Division *> found;
     if (allDigits(region)) {
         const Gazetteer::Division *d = region.size() <= 12 ? g.byCode(region) : nullptr;
@@ -68,7 +69,7 @@ std::optional<QList<const Gazetteer::Division *>> requestRegion(const QJsonObjec
                 found.append(d);
         }
         if (found.isEmpty()) {
-            const DivisionMatcher::Result r = divisionMatcher().resolve(region);
+            const DivisionMatcher::Result r = engine.divisionMatcher().resolve(region);
             if (r.leaf && !r.ambiguous)
                 found.append(r.leaf);
         }
@@ -88,7 +89,8 @@ struct Query
     QList<const Gazetteer::Division *> regions;
 };
 
-std::optional<Query> parse(const QJsonObject &request, int defaultLimit, Reply *error)
+std::optional<Query> parse(const AddressEngine &engine, const QJsonObject &request,
+                           int defaultLimit, Reply *error)
 {
     const auto text = requestText(request, error);
     if (!text)
@@ -96,7 +98,7 @@ std::optional<Query> parse(const QJsonObject &request, int defaultLimit, Reply *
     const auto limit = requestLimit(request, defaultLimit, error);
     if (!limit)
         return std::nullopt;
-    const auto regions = requestRegion(request, error);
+    const auto regions = requestRegion(engine, request, error);
     if (!regions)
         return std::nullopt;
     return Query{*text, *limit, *regions};
@@ -111,13 +113,13 @@ QString divcodeString(qint64 code)
 
 // search: {text, limit? (1..20, default 5), region?} ->
 // {search_result: [{name, address, kind, divcode, gcj02, wgs84, score}], status: OK|NOT_FOUND}
-Reply search(const QJsonObject &request)
+Reply search(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
-    const auto q = parse(request, 5, &error);
+    const auto q = parse(engine, request, 5, &error);
     if (!q)
         return error;
-    const std::shared_ptr<const SearchIndex> index = SearchIndex::shared();
+    const std::shared_ptr<const SearchIndex> index = engine.searchIndex();
     QJsonArray results;
     for (const SearchIndex::Hit &h : index->search(q->text, q->limit, q->regions)) {
         const SearchIndex::Entry &e = index->entry(h.entry);
@@ -143,13 +145,13 @@ Reply search(const QJsonObject &request)
 
 // input-search: {text, limit? (1..20, default 10), region?} ->
 // {input_search: [{name, address, kind, divcode}], status: OK|NOT_FOUND}
-Reply inputSearch(const QJsonObject &request)
+Reply inputSearch(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
-    const auto q = parse(request, 10, &error);
+    const auto q = parse(engine, request, 10, &error);
     if (!q)
         return error;
-    const std::shared_ptr<const SearchIndex> index = SearchIndex::shared();
+    const std::shared_ptr<const SearchIndex> index = engine.searchIndex();
     QJsonArray results;
     for (const SearchIndex::Hit &h : index->complete(q->text, q->limit, q->regions)) {
         const SearchIndex::Entry &e = index->entry(h.entry);

@@ -1,9 +1,6 @@
 #include "SearchIndex.h"
 
-#include "LocalData.h"
-
 #include <QElapsedTimer>
-#include <QMutex>
 #include <QSet>
 
 #include <algorithm>
@@ -267,50 +264,6 @@ const SearchIndex &SearchIndex::builtin()
 {
     static const SearchIndex index(Gazetteer::builtin(), Pinyin::builtin());
     return index;
-}
-
-namespace {
-QMutex sharedMutex;
-std::shared_ptr<const SearchIndex> sharedIndex;
-} // namespace
-
-std::shared_ptr<const SearchIndex> SearchIndex::shared()
-{
-    QMutexLocker lock(&sharedMutex);
-    if (!sharedIndex) // the built-in one is never freed: share it without owning it
-        sharedIndex = std::shared_ptr<const SearchIndex>(&builtin(), [](const SearchIndex *) {});
-    return sharedIndex;
-}
-
-void SearchIndex::setShared(std::shared_ptr<const SearchIndex> index)
-{
-    QMutexLocker lock(&sharedMutex);
-    sharedIndex = std::move(index);
-}
-
-void SearchIndex::rebuildFromLocalData()
-{
-    // One rebuild at a time; a rebuild that finds the data already indexed does nothing.
-    static QMutex rebuildMutex;
-    static quint64 indexedGeneration = 0;
-    QMutexLocker rebuild(&rebuildMutex);
-    const quint64 generation = LocalData::generation();
-    const std::shared_ptr<const LocalData> data = LocalData::current();
-    if (generation == indexedGeneration)
-        return;
-    QList<Entry> pois;
-    if (data) {
-        pois.reserve(data->poiCount());
-        for (const LocalData::Poi &p : data->pois())
-            pois.append(Entry{p.name, p.aliases, QStringLiteral("poi"), QString(), p.divcode,
-                              Point{p.lon, p.lat}});
-    }
-    auto index = pois.isEmpty()
-                     ? std::shared_ptr<const SearchIndex>(&builtin(), [](const SearchIndex *) {})
-                     : std::make_shared<const SearchIndex>(Gazetteer::builtin(), Pinyin::builtin(),
-                                                           std::move(pois));
-    setShared(std::move(index));
-    indexedGeneration = generation;
 }
 
 void SearchIndex::addKey(quint32 entry, QStringView text, KeyKind kind, bool fuzzy)

@@ -82,17 +82,10 @@ public:
     SearchIndex(const SearchIndex &) = delete;
     SearchIndex &operator=(const SearchIndex &) = delete;
 
-    // The built-in gazetteer and pinyin table, no extra entries; built on first use.
+    // The built-in gazetteer and pinyin table, no extra entries; built on first use and shared
+    // by every AddressEngine in the process (immutable, thread-safe). An engine with imported
+    // POIs answers from an index of its own (AddressEngine::searchIndex()).
     static const SearchIndex &builtin();
-    // The index the endpoints answer from: builtin() until setShared() installs another (e.g.
-    // rebuilt with imported points of interest). Callers keep the pointer for the whole request,
-    // so a swap never pulls an index from under a running search.
-    static std::shared_ptr<const SearchIndex> shared();
-    static void setShared(std::shared_ptr<const SearchIndex> index);
-    // Rebuilds the shared index over the divisions and the imported points of interest
-    // (LocalData::current()) when they changed since the last rebuild. Seconds of work: call it
-    // on a worker thread after new data is installed; searches go on with the old index.
-    static void rebuildFromLocalData();
 
     qsizetype size() const { return qsizetype(m_entries.size()); }
     const Entry &entry(qsizetype i) const { return m_entries[size_t(i)]; }

@@ -10,13 +10,13 @@ namespace AddressEndpoints {
 
 using namespace AddressCommon;
 
-Reply structure(const QJsonObject &request)
+Reply structure(const AddressEngine &engine, const QJsonObject &request)
 {
     Reply error;
     const auto text = requestText(request, &error);
     if (!text)
         return error;
-    const QList<StructureParser::Segment> segments = StructureParser::shared().parse(*text);
+    const QList<StructureParser::Segment> segments = engine.structureParser().parse(*text);
     QJsonArray spans;
     for (const StructureParser::Segment &s : segments)
         spans.append(QJsonObject{{"key", s.key},

@@ -1,7 +1,5 @@
 #include "StructureParser.h"
 
-#include "AddressCommon.h"
-
 #include <QHash>
 #include <QVarLengthArray>
 
@@ -1033,12 +1031,6 @@ QString StructureParser::canonicalKey(QStringView key)
 StructureParser::StructureParser(const DivisionMatcher &matcher) : m_matcher(matcher)
 {
     tables();
-}
-
-const StructureParser &StructureParser::shared()
-{
-    static const StructureParser parser(AddressCommon::divisionMatcher());
-    return parser;
 }
 
 QList<StructureParser::Segment> StructureParser::parse(QStringView text) const

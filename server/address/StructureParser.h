@@ -35,9 +35,6 @@ public:
 
     explicit StructureParser(const DivisionMatcher &matcher);
 
-    // Built on first use over AddressCommon::divisionMatcher(); thread-safe.
-    static const StructureParser &shared();
-
     // Non-overlapping segments, in text order. Empty when nothing address-like is found. No
     // segment boundary falls inside a surrogate pair. Linear in the text's length.
     QList<Segment> parse(QStringView text) const;

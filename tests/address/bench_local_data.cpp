@@ -7,9 +7,10 @@
 // The data is generated: every district of the gazetteer gets a zip code, five roads with
 // codes and N points of interest with invented names (测试中心7) and street addresses.
 
-#include "address/AddressDataStore.h"
 #include "address/AddressTables.h"
 #include "AddressApi.h"
+#include "AddressData.h"
+#include "AddressEngine.h"
 #include "LocalData.h"
 #include "Migrations.h"
 #include "Store.h"
@@ -71,7 +72,8 @@ int main(int argc, char **argv)
     }
     QTextStream out(stdout);
     const Gazetteer &g = Gazetteer::builtin();
-    AddressApi::call(QStringLiteral("zipcode"), QJsonObject{{"text", "杭州"}}); // warm the matcher
+    AddressEngine engine; // what the endpoints answer from
+    AddressApi::call(engine, QStringLiteral("zipcode"), QJsonObject{{"text", "杭州"}}); // warm up
 
     QByteArray zipCsv = "zipcode,divcode,road\n";
     QByteArray poiCsv = "name,divcode,address,lon,lat,coord,category,aliases\n";
@@ -126,7 +128,7 @@ int main(int argc, char **argv)
     auto data = LocalData::build(std::move(zipEntries), std::move(poiEntries));
     const qint64 buildNs = t.nsecsElapsed();
     const double rss1 = rssMiB();
-    LocalData::install(data);
+    engine.install(data);
     out << "data: " << districts << " districts, " << data->zipCount() << " zip rows, "
         << data->poiCount() << " POIs (" << zips.errors.size() + pois.errors.size()
         << " rows rejected)\n";
@@ -142,7 +144,8 @@ int main(int argc, char **argv)
         QHash<QString, int> levels;
         t.restart();
         for (int i = 0; i < calls; ++i) {
-            const auto r = AddressApi::call(name, QJsonObject{{"text", texts[i % texts.size()]}});
+            const auto r =
+                AddressApi::call(engine, name, QJsonObject{{"text", texts[i % texts.size()]}});
             const QJsonObject body = r.body;
             const QString level =
                 name == u"zipcode"
@@ -174,15 +177,15 @@ int main(int argc, char **argv)
         Migrations::apply(db, config.kind(), {AddressTables::migrations()});
         Store store(db, config.kind());
         t.restart();
-        const ImportReport zr =
-            AddressDataStore::importData(store, AddressDataStore::Kind::Zipcodes, zipCsv, true);
+        const AddressStore::ImportReport zr =
+            AddressData::importData(store, AddressStore::Kind::Zipcodes, zipCsv, true);
         const qint64 zipNs = t.nsecsElapsed();
         t.restart();
-        const ImportReport pr =
-            AddressDataStore::importData(store, AddressDataStore::Kind::Pois, poiCsv, true);
+        const AddressStore::ImportReport pr =
+            AddressData::importData(store, AddressStore::Kind::Pois, poiCsv, true);
         const qint64 poiNs = t.nsecsElapsed();
         t.restart();
-        const auto loaded = AddressDataStore::load(store);
+        const auto loaded = AddressData::load(store);
         const qint64 loadNs = t.nsecsElapsed();
         out << QString::asprintf("%s: import zip codes %.0f rows/s, POIs %.0f rows/s (replace, "
                                  "one transaction each); load %lld + %lld rows: %.0f ms\n",

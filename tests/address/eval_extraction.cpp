@@ -13,6 +13,7 @@
 //   eval_extraction [FILE] [--dev STRUCTURE_DEV] [--floor F1] [--verbose]
 //
 // Exit code 1 when the name F1, the phone F1 or the micro-averaged express F1 is below the floor.
+#include "AddressEngine.h"
 #include "ExpressExtractor.h"
 #include "LocationExtractor.h"
 #include "NameExtractor.h"
@@ -93,7 +94,7 @@ void print(const char *what, const Count &c)
 
 // `extract` over the labelled development addresses (BIO, one token per line, blank line
 // between addresses).
-void measureLocations(const QString &devPath, bool verbose)
+void measureLocations(const AddressEngine &engine, const QString &devPath, bool verbose)
 {
     QFile dev(devPath);
     if (!dev.open(QIODevice::ReadOnly | QIODevice::Text)) {
@@ -112,7 +113,7 @@ void measureLocations(const QString &devPath, bool verbose)
             return;
         ++addresses;
         QList<bool> inLoc(text.size(), false);
-        const QList<LocationExtractor::Location> found = LocationExtractor::shared().extract(text);
+        const QList<LocationExtractor::Location> found = engine.locationExtractor().extract(text);
         for (const LocationExtractor::Location &l : found) {
             for (qsizetype k = l.start; k < l.end; ++k)
                 inLoc[k] = true;
@@ -175,6 +176,7 @@ void measureLocations(const QString &devPath, bool verbose)
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
+    const AddressEngine engine; // the extractors the endpoints use
     QString path = QStringLiteral(DEFAULT_EXTRACTION_SET);
     QString devPath = QStringLiteral(DEFAULT_STRUCTURE_DEV);
     double floor = 0;
@@ -220,8 +222,8 @@ int main(int argc, char **argv)
         cases.append(c);
     }
 
-    const NameExtractor &names = NameExtractor::shared();
-    const ExpressExtractor &express = ExpressExtractor::shared();
+    const NameExtractor &names = engine.nameExtractor();
+    const ExpressExtractor &express = engine.expressExtractor();
     Count nameCount;
     Count phoneCount;
     std::array<Count, kFields> fieldCount{};
@@ -277,7 +279,7 @@ int main(int argc, char **argv)
     std::printf("labels with all eight fields right: %d / %lld (%.3f)\n", allRight,
                 qlonglong(cases.size()), cases.isEmpty() ? 0.0 : double(allRight) / cases.size());
 
-    measureLocations(devPath, verbose);
+    measureLocations(engine, devPath, verbose);
 
     // Throughput, in-process on this thread, over the whole set (at least ~0.3 s each).
     const auto rate = [&](const char *what, auto &&call) {
@@ -292,8 +294,7 @@ int main(int argc, char **argv)
         std::printf("%-16s %.0f calls/s\n", what, calls * 1000.0 / double(timer.elapsed()));
     };
     rate("extract-name", [&](const QString &t) { return names.extract(t).size(); });
-    rate("extract",
-         [&](const QString &t) { return LocationExtractor::shared().extract(t).size(); });
+    rate("extract", [&](const QString &t) { return engine.locationExtractor().extract(t).size(); });
     rate("extract-express", [&](const QString &t) { return express.extract(t).person.size(); });
 
     const double worst = std::min({nameCount.f1(), phoneCount.f1(), micro.f1()});

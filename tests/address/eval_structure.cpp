@@ -11,7 +11,7 @@
 // --errors prints N mislabelled addresses (only those wrong on KEY with --key). FILE defaults to
 // $SWITCHYARD_STRUCTURE_DEV, else the compiled-in DEFAULT_STRUCTURE_DEV; exit code 77 (skip)
 // when it is missing. Nothing of the file is copied into the product: it is a measuring stick.
-#include "AddressCommon.h"
+#include "AddressEngine.h"
 #include "StructureParser.h"
 
 #include <QCoreApplication>
@@ -136,7 +136,8 @@ int main(int argc, char **argv)
 
     QElapsedTimer buildTimer;
     buildTimer.start();
-    const StructureParser &parser = StructureParser::shared();
+    const AddressEngine engine;
+    const StructureParser &parser = engine.structureParser();
     parser.parse(u"浙江省杭州市");
     const double buildMs = double(buildTimer.nsecsElapsed()) / 1e6;
 

@@ -1,18 +1,24 @@
 // Imported zip codes and POIs in the database (SQLite and PostgreSQL): append, update, replace,
-// reload into a snapshot, and the `switchyard-server address` commands.
+// reload into a snapshot, the asynchronous import into a family's engine, the family's load,
+// and the `switchyard-server address` commands.
 
-#include "address/AddressDataStore.h"
+#include "address/AddressFamily.h"
+#include "address/AddressStore.h"
 #include "address/AddressTables.h"
 #include "AddressApi.h"
+#include "AddressData.h"
+#include "AddressEngine.h"
 #include "DatabaseService.h"
 #include "Migrations.h"
 #include "Store.h"
 #include "TestSupport.h"
 
 #include <QJsonArray>
+#include <QPointer>
 #include <QProcess>
 #include <QScopeGuard>
 #include <QSemaphore>
+#include <QSignalSpy>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
@@ -21,8 +27,11 @@
 #include <QThreadPool>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 
 using namespace Qt::Literals::StringLiterals;
+using AddressStore::ImportReport;
 
 namespace {
 
@@ -68,6 +77,18 @@ Run cli(const TestDatabase &db, QStringList args)
             QString::fromUtf8(p.readAllStandardError())};
 }
 
+// An import through the family, its report awaited (it comes back on this thread).
+ImportReport importNow(AddressFamily &family, AddressStore::Kind kind, const QString &path,
+                       bool replace = false)
+{
+    QObject context;
+    AddressImportJob *job = family.importCsv(kind, path, replace, &context);
+    QSignalSpy done(job, &AddressImportJob::finished);
+    if (!done.wait(60000))
+        qFatal("the import did not finish");
+    return done.first().first().value<ImportReport>();
+}
+
 // Connections whose name contains `part` (DatabaseConfig names them sy-<purpose>-...).
 QStringList connectionsNamed(const QString &part)
 {
@@ -86,16 +107,14 @@ class TestAddressData : public QObject
     Q_OBJECT
 
 private slots:
-    void cleanup() { LocalData::install(nullptr); }
-
     void zipcodesAppendUpdateReplace_data() { addBackendRows(); }
     void zipcodesAppendUpdateReplace()
     {
         SY_OPEN_DB(t);
         Store s = open(t);
-        using AddressDataStore::Kind;
+        using AddressStore::Kind;
         ImportReport r =
-            AddressDataStore::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
+            AddressData::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
         QVERIFY(r.ok());
         QCOMPARE(r.records, 10);
         QCOMPARE(r.imported, 7);
@@ -106,49 +125,49 @@ private slots:
         QVERIFY(r.summary().contains("Imported 7 of 10 rows (7 new, 0 updated), 3 with errors"));
 
         // The same file again: every key exists, nothing doubles.
-        r = AddressDataStore::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
+        r = AddressData::importFile(s, Kind::Zipcodes, fixture("zipcodes-fixture.csv"), false);
         QCOMPARE(r.inserted, 0);
         QCOMPARE(r.updated, 7);
         QCOMPARE(r.total, 7);
 
         // Append: one key changed, one new, one repeated in the file (the last row wins).
-        r = AddressDataStore::importData(s, Kind::Zipcodes,
-                                         "zipcode,province,city,district\n"
-                                         "311101,浙江省,杭州市,余杭区\n"
-                                         "311102,浙江省,杭州市,余杭区\n"
-                                         "310012,浙江省,杭州市,西湖区\n",
-                                         false);
+        r = AddressData::importData(s, Kind::Zipcodes,
+                                    "zipcode,province,city,district\n"
+                                    "311101,浙江省,杭州市,余杭区\n"
+                                    "311102,浙江省,杭州市,余杭区\n"
+                                    "310012,浙江省,杭州市,西湖区\n",
+                                    false);
         QCOMPARE(r.imported, 3);
         QCOMPARE(r.inserted, 1);
         QCOMPARE(r.updated, 2);
         QCOMPARE(r.total, 8);
-        auto data = AddressDataStore::load(s);
+        auto data = AddressData::load(s);
         QCOMPARE(data->zipCount(), 8);
         const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
         QCOMPARE(data->zipcode(yuhang, u"余杭区"_s)->entry->zipcode, u"311102"_s);
         QCOMPARE(data->zipcode(yuhang, u"余杭区文一西路"_s)->entry->zipcode, u"311122"_s);
-        AddressDataStore::Counts c = AddressDataStore::counts(s);
+        AddressStore::Counts c = AddressStore::counts(s);
         QCOMPARE(c.zipcodes, 8);
         QCOMPARE(c.zipRoads, 2);
         QCOMPARE(c.pois, 0);
 
         // Replace: only the new file's rows remain.
-        r = AddressDataStore::importData(s, Kind::Zipcodes,
-                                         "zipcode,divcode\n310000,330100000000\n", true);
+        r = AddressData::importData(s, Kind::Zipcodes, "zipcode,divcode\n310000,330100000000\n",
+                                    true);
         QCOMPARE(r.removed, 8);
         QCOMPARE(r.inserted, 1);
         QCOMPARE(r.total, 1);
-        data = AddressDataStore::load(s);
+        data = AddressData::load(s);
         QCOMPARE(data->zipCount(), 1);
         QCOMPARE(data->zipcode(yuhang, u"余杭区"_s)->entry->zipcode, u"310000"_s);
 
         // A file that cannot be read writes nothing, replace or not.
-        r = AddressDataStore::importFile(s, Kind::Zipcodes, fixture("no-such-file.csv"), true);
+        r = AddressData::importFile(s, Kind::Zipcodes, fixture("no-such-file.csv"), true);
         QVERIFY(!r.ok());
         QVERIFY(r.fatal.contains("cannot read"));
-        r = AddressDataStore::importData(s, Kind::Zipcodes, "zip,province\n", true);
+        r = AddressData::importData(s, Kind::Zipcodes, "zip,province\n", true);
         QVERIFY(r.fatal.contains("unknown column 'zip'"));
-        QCOMPARE(AddressDataStore::counts(s).zipcodes, 1);
+        QCOMPARE(AddressStore::counts(s).zipcodes, 1);
     }
 
     void poisRoundTrip_data() { addBackendRows(); }
@@ -156,16 +175,16 @@ private slots:
     {
         SY_OPEN_DB(t);
         Store s = open(t);
-        using AddressDataStore::Kind;
+        using AddressStore::Kind;
         QFile f(fixture("pois-fixture.csv"));
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray csv = f.readAll();
         const auto parsed = LocalDataCsv::parsePois(csv);
-        ImportReport r = AddressDataStore::importData(s, Kind::Pois, csv, false);
+        ImportReport r = AddressData::importData(s, Kind::Pois, csv, false);
         QCOMPARE(r.imported, 4);
         QCOMPARE(r.errors.size(), 3);
         QCOMPARE(r.total, 4);
-        const auto data = AddressDataStore::load(s);
+        const auto data = AddressData::load(s);
         QCOMPARE(data->poiCount(), 4);
         for (qsizetype i = 0; i < parsed.rows.size(); ++i) {
             const LocalData::Poi &p = data->pois()[i];
@@ -179,39 +198,45 @@ private slots:
             QVERIFY(qAbs(p.lon - row.lon) < 1e-12 && qAbs(p.lat - row.lat) < 1e-12);
         }
         // Same name in the same division updates; --replace empties the table first.
-        r = AddressDataStore::importData(
-            s, Kind::Pois,
-            "name,province,city,district,town,lon,lat,aliases\n"
-            "西溪科创大厦,浙江省,杭州市,余杭区,五常街道,120.06,30.29,\n",
-            false);
+        r = AddressData::importData(s, Kind::Pois,
+                                    "name,province,city,district,town,lon,lat,aliases\n"
+                                    "西溪科创大厦,浙江省,杭州市,余杭区,五常街道,120.06,30.29,\n",
+                                    false);
         QCOMPARE(r.updated, 1);
         QCOMPARE(r.total, 4);
-        const auto updated = AddressDataStore::load(s);
+        const auto updated = AddressData::load(s);
         const auto m = updated->findPoi(u"余杭区西溪科创大厦"_s, nullptr);
         QVERIFY(m);
         QCOMPARE(m->poi->lon, 120.06);
         QVERIFY(m->poi->aliases.isEmpty());
-        r = AddressDataStore::importData(s, Kind::Pois,
-                                         "name,divcode,lon,lat\n测试点,330110,120.1,30.3\n", true);
+        r = AddressData::importData(s, Kind::Pois,
+                                    "name,divcode,lon,lat\n测试点,330110,120.1,30.3\n", true);
         QCOMPARE(r.removed, 4);
         QCOMPARE(r.total, 1);
-        QCOMPARE(AddressDataStore::counts(s).pois, 1);
+        QCOMPARE(AddressStore::counts(s).pois, 1);
     }
 
+    // The window's import (AddressFamily::importCsv): written to the family's database and
+    // installed in the family's engine, where search finds the POIs once the index is rebuilt.
     void importCsvInstallsTheSnapshot_data() { addBackendRows(); }
     void importCsvInstallsTheSnapshot()
     {
         SY_OPEN_DB(t);
-        const quint64 before = LocalData::generation();
-        ImportReport r = AddressDataStore::importCsv(t.config(), AddressDataStore::Kind::Pois,
-                                                     fixture("pois-fixture.csv"), false);
+        DatabaseService service(t.config());
+        service.start({AddressTables::migrations()});
+        AddressFamily family;
+        family.start(service);
+        QVERIFY(family.waitForLoad(60000));
+        AddressEngine &engine = *family.engine();
+        const quint64 before = engine.generation();
+        ImportReport r = importNow(family, AddressStore::Kind::Pois, fixture("pois-fixture.csv"));
         QVERIFY(r.ok());
-        QCOMPARE(LocalData::generation(), before + 1);
-        QCOMPARE(LocalData::current()->poiCount(), 4);
+        QCOMPARE(engine.generation(), before + 1);
+        QCOMPARE(engine.localData()->poiCount(), 4);
         // search finds an imported POI by name and by alias once its index is rebuilt.
-        auto topName = [](const char *query) {
-            const AddressApi::Reply reply =
-                AddressApi::call(QStringLiteral("search"), {{"text", QString::fromUtf8(query)}});
+        auto topName = [&engine](const char *query) {
+            const AddressApi::Reply reply = AddressApi::call(engine, QStringLiteral("search"),
+                                                             {{"text", QString::fromUtf8(query)}});
             const QJsonObject first =
                 reply.body.value("search_result").toArray().first().toObject();
             return first.value("kind").toString() + u':' + first.value("name").toString();
@@ -225,17 +250,125 @@ private slots:
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("name,province,lon,lat\n,浙江省,120,30\n");
         bad.close();
-        r = AddressDataStore::importCsv(t.config(), AddressDataStore::Kind::Pois, bad.fileName(),
-                                        false);
+        r = importNow(family, AddressStore::Kind::Pois, bad.fileName());
         QCOMPARE(r.imported, 0);
         QCOMPARE(r.errors.size(), 1);
-        QCOMPARE(LocalData::generation(), before + 1);
-        // A database that cannot be opened is the report's fatal, not an exception.
-        r = AddressDataStore::importCsv(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")),
-                                        AddressDataStore::Kind::Pois, fixture("pois-fixture.csv"),
-                                        false);
+        QCOMPARE(engine.generation(), before + 1);
+        service.stop();
+    }
+
+    // The asynchronous import: progress and the report arrive on the caller's thread while the
+    // rows are written on another; the data goes into that family's engine only (another
+    // family over the same database keeps what it loaded until it reloads).
+    void importCsvReportsOnTheCallersThread_data() { addBackendRows(); }
+    void importCsvReportsOnTheCallersThread()
+    {
+        SY_OPEN_DB(t);
+        DatabaseService service(t.config());
+        service.start({AddressTables::migrations()});
+        AddressFamily family;
+        AddressFamily other;
+        QVERIFY(!family.canImport());
+        family.start(service);
+        other.start(service);
+        QVERIFY(family.canImport());
+        QVERIFY(family.waitForLoad(60000) && other.waitForLoad(60000));
+
+        QTemporaryDir dir;
+        QFile csv(dir.filePath("many.csv"));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("zipcode,divcode,road\n");
+        const int rows = 12'000;
+        for (int i = 0; i < rows; ++i)
+            csv.write("311100,330110,路" + QByteArray::number(i) + "\n");
+        csv.close();
+
+        QObject context;
+        AddressImportJob *job =
+            family.importCsv(AddressStore::Kind::Zipcodes, csv.fileName(), false, &context);
+        QCOMPARE(job->parent(), &context);
+        QCOMPARE(job->thread(), QThread::currentThread());
+        QList<qsizetype> staged;
+        QList<QThread *> threads;
+        std::optional<ImportReport> report;
+        connect(job, &AddressImportJob::progress, &context, [&](qsizetype n, qsizetype total) {
+            QCOMPARE(total, qsizetype(rows));
+            staged << n;
+            threads << QThread::currentThread();
+        });
+        connect(job, &AddressImportJob::finished, &context, [&](const ImportReport &r) {
+            report = r;
+            threads << QThread::currentThread();
+        });
+        QPointer<AddressImportJob> alive(job);
+        QVERIFY(!report); // delivered later, by this thread's event loop
+        QTRY_VERIFY_WITH_TIMEOUT(report.has_value(), 60000);
+        QVERIFY(report->ok());
+        QCOMPARE(report->imported, rows);
+        QCOMPARE(report->inserted, rows);
+        QCOMPARE(report->total, qint64(rows));
+        QVERIFY(staged.size() >= 2);
+        QCOMPARE(staged.last(), qsizetype(rows));
+        QVERIFY(std::is_sorted(staged.begin(), staged.end()));
+        for (QThread *thread : std::as_const(threads))
+            QCOMPARE(thread, QThread::currentThread());
+        QTRY_VERIFY(!alive); // the job deletes itself after finished()
+
+        const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
+        QCOMPARE(family.engine()->localData()->zipCount(), rows);
+        QCOMPARE(family.engine()->localData()->zipcode(yuhang, u"余杭区路5"_s)->entry->zipcode,
+                 u"311100"_s);
+        QCOMPARE(other.engine()->localData()->zipCount(), 0);
+        const QJsonObject answer = AddressApi::call(*other.engine(), QStringLiteral("zipcode"),
+                                                    {{"text", u"浙江省杭州市余杭区路5"_s}})
+                                       .body;
+        QCOMPARE(answer.value("status").toString(), QStringLiteral("NO_DATA"));
+        service.stop();
+    }
+
+    // A database the import cannot use is the report's fatal, never an exception; so is an
+    // import before the family has a database.
+    void importCsvDatabaseFailure()
+    {
+        AddressFamily unstarted;
+        QVERIFY(!unstarted.canImport());
+        ImportReport r =
+            importNow(unstarted, AddressStore::Kind::Pois, fixture("pois-fixture.csv"));
         QVERIFY(!r.ok());
-        QVERIFY(!r.fatal.isEmpty());
+        QVERIFY2(r.fatal.contains("no database"), qPrintable(r.fatal));
+        QCOMPARE(r.kind, QStringLiteral("pois"));
+
+        // The family only keeps the database's configuration (its loads and imports open
+        // connections of their own), so a service that was never started will do.
+        QTemporaryDir dir;
+        DatabaseService nowhere(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")));
+        AddressFamily family;
+        family.start(nowhere);
+        QVERIFY(family.waitForLoad(60000)); // it failed, with a warning
+        r = importNow(family, AddressStore::Kind::Pois, fixture("pois-fixture.csv"));
+        QVERIFY(!r.ok());
+        QVERIFY2(r.fatal.contains("cannot open"), qPrintable(r.fatal));
+        QCOMPARE(r.imported, 0);
+        QCOMPARE(r.records, 7); // the file was read; nothing was written
+        QCOMPARE(family.engine()->generation(), quint64(0));
+
+        // The same through the job itself, and its connection is gone.
+        QObject context;
+        std::atomic_bool committed = false;
+        AddressImportJob *job = AddressImportJob::start(
+            DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")), AddressStore::Kind::Zipcodes,
+            false,
+            [] {
+                return AddressData::readFile(AddressStore::Kind::Zipcodes,
+                                             fixture("zipcodes-fixture.csv"));
+            },
+            [&committed](Store &) { committed = true; }, &context);
+        QSignalSpy done(job, &AddressImportJob::finished);
+        QVERIFY(done.wait(60000));
+        r = done.first().first().value<ImportReport>();
+        QVERIFY(!r.ok());
+        QVERIFY(!committed);
+        QVERIFY(connectionsNamed("address-import").isEmpty());
     }
 
     // Staging takes no lock on the data tables: another connection (the server's billing
@@ -271,8 +404,8 @@ private slots:
             if (!q.exec())
                 writeErrors << q.lastError().text();
         };
-        using AddressDataStore::Kind;
-        ImportReport r = AddressDataStore::importData(s, Kind::Zipcodes, csv, false, progress);
+        using AddressStore::Kind;
+        ImportReport r = AddressData::importData(s, Kind::Zipcodes, csv, false, progress);
         QVERIFY2(writeErrors.isEmpty(), qPrintable(writeErrors.join(u'\n')));
         QVERIFY(r.ok());
         QCOMPARE(r.imported, rows);
@@ -291,24 +424,23 @@ private slots:
         csv += "311199,330110,路5\n311100,330110,新路\n";
         calls.clear();
         distinctRows = rows + 1; // 路5 twice: the last row wins
-        r = AddressDataStore::importData(s, Kind::Zipcodes, csv, false, progress);
+        r = AddressData::importData(s, Kind::Zipcodes, csv, false, progress);
         QVERIFY(writeErrors.isEmpty());
         QCOMPARE(r.imported, rows + 2);
         QCOMPARE(r.inserted, 1);
         QCOMPARE(r.updated, rows + 1);
         QCOMPARE(r.total, rows + 1);
         const auto *yuhang = division({u"浙江省"_s, u"杭州市"_s, u"余杭区"_s});
-        QCOMPARE(AddressDataStore::load(s)->zipcode(yuhang, u"余杭区路5"_s)->entry->zipcode,
+        QCOMPARE(AddressData::load(s)->zipcode(yuhang, u"余杭区路5"_s)->entry->zipcode,
                  u"311199"_s);
-        r = AddressDataStore::importData(s, Kind::Zipcodes, "zipcode,divcode\n310000,330110\n",
-                                         true);
+        r = AddressData::importData(s, Kind::Zipcodes, "zipcode,divcode\n310000,330110\n", true);
         QCOMPARE(r.removed, rows + 1);
         QCOMPARE(r.inserted, 1);
         QCOMPARE(r.total, 1);
         w.finish();
     }
 
-    // Every importCsv opens a connection of its own and removes it: threads come and go (and
+    // Every import opens a connection of its own and removes it: threads come and go (and
     // reuse ids), and a connection left behind is an open file or a PostgreSQL session.
     void importCsvRemovesItsConnection_data() { addBackendRows(); }
     void importCsvRemovesItsConnection()
@@ -319,21 +451,22 @@ private slots:
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("zipcode,province\n1,浙江省\n");
         bad.close();
+        DatabaseService service(t.config());
+        service.start({AddressTables::migrations()});
+        AddressFamily family;
+        family.start(service);
+        QVERIFY(family.waitForLoad(60000));
+        DatabaseService nowhere(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")));
+        AddressFamily broken;
+        broken.start(nowhere);
+        QVERIFY(broken.waitForLoad(60000));
+        service.flush(); // its threads have opened their connections
         const QStringList before = QSqlDatabase::connectionNames();
         QList<ImportReport> reports;
-        const auto runOnThread = [&](const DatabaseConfig &config, const QString &path) {
-            QThread *thread = QThread::create([&, config, path] {
-                reports << AddressDataStore::importCsv(config, AddressDataStore::Kind::Zipcodes,
-                                                       path, false);
-            });
-            thread->start();
-            thread->wait();
-            delete thread;
-        };
-        runOnThread(t.config(), fixture("zipcodes-fixture.csv"));
+        reports << importNow(family, AddressStore::Kind::Zipcodes, fixture("zipcodes-fixture.csv"));
         for (int i = 0; i < 4; ++i)
-            runOnThread(t.config(), bad.fileName());
-        runOnThread(DatabaseConfig::sqlite(dir.filePath("no/such/dir/db")), bad.fileName());
+            reports << importNow(family, AddressStore::Kind::Zipcodes, bad.fileName());
+        reports << importNow(broken, AddressStore::Kind::Zipcodes, fixture("zipcodes-fixture.csv"));
         QCOMPARE(reports.size(), 6);
         QCOMPARE(reports[0].imported, 7);
         for (int i = 1; i < 5; ++i) {
@@ -343,6 +476,7 @@ private slots:
         QVERIFY(!reports[5].ok());
         QCOMPARE(QSqlDatabase::connectionNames(), before);
         QVERIFY(connectionsNamed("address-import").isEmpty());
+        service.stop();
     }
 
     // The start-up load runs beside the service's readers, not on one: with the only reader
@@ -353,8 +487,8 @@ private slots:
         SY_OPEN_DB(t);
         {
             Store s = open(t);
-            QVERIFY(AddressDataStore::importFile(s, AddressDataStore::Kind::Pois,
-                                                 fixture("pois-fixture.csv"), false)
+            QVERIFY(AddressData::importFile(s, AddressStore::Kind::Pois,
+                                            fixture("pois-fixture.csv"), false)
                         .ok());
         }
         DatabaseService service(t.config(), 1);
@@ -371,13 +505,16 @@ private slots:
             [](const DbResult<int> &) {});
         entered.acquire();
         const auto unblock = qScopeGuard([&] { release.release(); });
-        const quint64 generation = LocalData::generation();
-        AddressDataStore::loadAsync(service);
-        QVERIFY(AddressDataStore::waitForLoad(60000));
-        QCOMPARE(LocalData::generation(), generation + 1);
-        QCOMPARE(LocalData::current()->poiCount(), 4);
+        AddressFamily family;
+        const quint64 generation = family.engine()->generation();
+        family.start(service);
+        QVERIFY(family.waitForLoad(60000));
+        QCOMPARE(family.engine()->generation(), generation + 1);
+        QCOMPARE(family.engine()->localData()->poiCount(), 4);
         // Its connection is gone once the data is installed.
         QVERIFY(connectionsNamed("address-load").isEmpty());
+        // stop() waits for a load that is under way.
+        family.stop();
     }
 
     void commandLine_data() { addBackendRows(); }

@@ -1,14 +1,56 @@
 // The address routes over HTTP: request shapes, errors in the envelope, billing per request.
 
-#include "address/AddressDataStore.h"
 #include "address/AddressFamily.h"
+#include "AddressData.h"
+#include "AddressEngine.h"
 #include "CoordTransform.h"
 #include "Money.h"
 #include "ServerFixture.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
+
+namespace {
+
+AddressFamily &addressFamily(ServerFixture &f)
+{
+    AddressFamily *family = f.services().family<AddressFamily>();
+    if (!family)
+        qFatal("this build has no address family");
+    return *family;
+}
+
+// The price the family bills per answer (its default: no address section in these settings).
+qint64 price(ServerFixture &f)
+{
+    return addressFamily(f).pricePerRequest();
+}
+
+// An import as the window does it (AddressFamily::importCsv), its report awaited.
+AddressStore::ImportReport importNow(ServerFixture &f, AddressStore::Kind kind, const QString &path)
+{
+    QObject context;
+    AddressImportJob *job = addressFamily(f).importCsv(kind, path, false, &context);
+    QSignalSpy done(job, &AddressImportJob::finished);
+    if (!done.wait(60000))
+        qFatal("the import did not finish");
+    return done.first().first().value<AddressStore::ImportReport>();
+}
+
+QJsonObject ask(ServerFixture &f, const QByteArray &key, const char *endpoint, const QString &text)
+{
+    const HttpReply r = f.client().postJson(
+        QByteArray("/v1/address/") + endpoint,
+        QJsonDocument(QJsonObject{{"text", text}}).toJson(QJsonDocument::Compact), key);
+    if (r.status != 200)
+        qWarning("%s: %d %s", endpoint, r.status, r.body.constData());
+    return r.json();
+}
+
+} // namespace
 
 class TestAddressHttp : public QObject
 {
@@ -35,7 +77,7 @@ private slots:
         QVERIFY(qAbs(back.lon - 116.397428) < 2e-6 && qAbs(back.lat - 39.90923) < 2e-6);
         // Billed at the address price.
         QCOMPARE(f.store().balance(f.store().defaultAccountId()),
-                 Money::kUnitsPerCredit - AddressFamily().pricePerRequest());
+                 Money::kUnitsPerCredit - price(f));
     }
 
     void transferCoordOneSystem()
@@ -188,10 +230,11 @@ private slots:
     void importedData()
     {
         SY_START_SERVER(f);
-        QVERIFY(AddressDataStore::waitForLoad(30000)); // the start-up load installed (no) data
+        AddressFamily &family = addressFamily(f);
+        QVERIFY(family.waitForLoad(30000)); // the start-up load installed (no) data
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
-        const qint64 price = AddressFamily().pricePerRequest();
+        const qint64 price = ::price(f);
         const auto balance = [&] { return f.store().balance(f.store().defaultAccountId()); };
         const auto ask = [&](const char *endpoint, const QString &text, quint16 port = 0) {
             const HttpReply r =
@@ -224,13 +267,11 @@ private slots:
         QCOMPARE(balance(), Money::kUnitsPerCredit - price);
 
         // Import (as the window does) and the same server answers from the data at once.
-        ImportReport report =
-            AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Zipcodes,
-                                        QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
+        AddressStore::ImportReport report = importNow(
+            f, AddressStore::Kind::Zipcodes, QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"));
         QCOMPARE(report.imported, 7);
         report =
-            AddressDataStore::importCsv(f.service().config(), AddressDataStore::Kind::Pois,
-                                        QStringLiteral(FIXTURE_DIR "/pois-fixture.csv"), false);
+            importNow(f, AddressStore::Kind::Pois, QStringLiteral(FIXTURE_DIR "/pois-fixture.csv"));
         QCOMPARE(report.imported, 4);
         r = ask("zipcode", address);
         QCOMPARE(r.value("status").toString(), QStringLiteral("OK"));
@@ -247,21 +288,23 @@ private slots:
                  QStringLiteral("poi"));
         QCOMPARE(balance(), Money::kUnitsPerCredit - 4 * price);
 
-        // A server starting over this database loads the data (this process forgot it first).
-        LocalData::install(nullptr);
+        // Services starting over this database load the data (this server's engine forgot it
+        // first, so the answers can only come from the second one's load).
+        family.engine()->install(nullptr);
         QCOMPARE(ask("zipcode", address).value("status").toString(), QStringLiteral("NO_DATA"));
         Services second(ServerSettings::defaults(), f.service().config());
         second.start();
         QString error;
         QVERIFY2(second.listen(QHostAddress(QHostAddress::LocalHost), 0, &error),
                  qPrintable(error));
-        QVERIFY(AddressDataStore::waitForLoad(30000));
-        r = ask("zipcode", address, quint16(second.host()->url().port()));
+        QVERIFY(second.family<AddressFamily>()->waitForLoad(30000));
+        const quint16 port = quint16(second.host()->url().port());
+        r = ask("zipcode", address, port);
         QCOMPARE(r.value("zipcode").toString(), QStringLiteral("311122"));
-        r = ask("hp-geocode", address, quint16(second.host()->url().port()));
+        r = ask("hp-geocode", address, port);
         QCOMPARE(r.value("hp_geocode").toObject().value("level").toString(), QStringLiteral("poi"));
         second.stop();
-        LocalData::install(nullptr);
+        QCOMPARE(ask("zipcode", address).value("status").toString(), QStringLiteral("NO_DATA"));
     }
 
     void transferCoordNeedsKeyAndCredits()
@@ -279,23 +322,79 @@ private slots:
     void dataImportedElsewhereIsReloaded()
     {
         ServerSettings settings = ServerSettings::defaults();
-        settings.familySections.insert("address", QJsonObject{{"reload_seconds", 0.2}});
+        settings.familySections["address"] = QJsonObject{{"reload_seconds", 0.2}};
         SY_START_SERVER(f, settings);
-        QVERIFY(AddressDataStore::waitForLoad(30000)); // replaces the last test's snapshot
+        QCOMPARE(addressFamily(f).reloadMs(), 200);
+        QVERIFY(addressFamily(f).waitForLoad(30000));
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
         const QByteArray body = "{\"text\":\"广东省深圳市南山区科技南十二路2号\"}";
         auto zipcode = [&] { return f.client().postJson("/v1/address/zipcode", body, key).json(); };
         QVERIFY(zipcode().value("zipcode").toString() != QStringLiteral("518057"));
-        // Written on the test's own connection: this process's snapshot is not touched.
-        const ImportReport r = AddressDataStore::importData(
-            f.store(), AddressDataStore::Kind::Zipcodes,
+        // Written on the test's own connection: the family's engine is not touched.
+        const AddressStore::ImportReport r = AddressData::importData(
+            f.store(), AddressStore::Kind::Zipcodes,
             QByteArray("zipcode,province,city,district,town,road\n518057,广东省,深圳市,南山区,,\n"),
             false);
         QCOMPARE(r.imported, 1);
         QTRY_COMPARE_WITH_TIMEOUT(zipcode().value("zipcode").toString(), QStringLiteral("518057"),
                                   15000);
         QCOMPARE(zipcode().value("status").toString(), QStringLiteral("OK"));
+    }
+
+    // Two servers in one process (two Services over two databases) keep their imported data
+    // apart: each answers from what was imported into its own database, even while both
+    // watch their databases for imports.
+    void twoServersDoNotShareImportedData_data() { addBackendRows(); }
+    void twoServersDoNotShareImportedData()
+    {
+        ServerSettings settings = ServerSettings::defaults();
+        settings.familySections["address"] = QJsonObject{{"reload_seconds", 0.2}};
+        SY_START_SERVER(a, settings);
+        ServerFixture b(backend, settings);
+        QVERIFY(b.ready());
+        QVERIFY(&addressFamily(a) != &addressFamily(b));
+        QVERIFY(addressFamily(a).engine() != addressFamily(b).engine());
+        QVERIFY(addressFamily(a).waitForLoad(30000) && addressFamily(b).waitForLoad(30000));
+        const QByteArray keyA = a.createKey();
+        a.grant(Money::kUnitsPerCredit);
+        const QByteArray keyB = b.createKey();
+        b.grant(Money::kUnitsPerCredit);
+        const QString hangzhou = QStringLiteral("浙江省杭州市余杭区五常街道文一西路100号");
+        const QString shenzhen = QStringLiteral("广东省深圳市南山区科技南十二路2号");
+
+        // Into a: a answers, b still has no data.
+        QCOMPARE(importNow(a, AddressStore::Kind::Zipcodes,
+                           QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"))
+                     .imported,
+                 7);
+        QCOMPARE(ask(a, keyA, "zipcode", hangzhou).value("zipcode").toString(),
+                 QStringLiteral("311122"));
+        QCOMPARE(ask(b, keyB, "zipcode", hangzhou).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QCOMPARE(addressFamily(b).engine()->localData()->zipCount(), 0);
+
+        // The opposite: into b (by another process, as far as b's server knows: its reload
+        // picks it up), and a does not get it.
+        QTemporaryDir dir;
+        QFile csv(dir.filePath("shenzhen.csv"));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("zipcode,province,city,district\n518057,广东省,深圳市,南山区\n");
+        csv.close();
+        QCOMPARE(
+            AddressData::importFile(b.store(), AddressStore::Kind::Zipcodes, csv.fileName(), false)
+                .imported,
+            1);
+        QTRY_COMPARE_WITH_TIMEOUT(ask(b, keyB, "zipcode", shenzhen).value("zipcode").toString(),
+                                  QStringLiteral("518057"), 15000);
+        QCOMPARE(ask(b, keyB, "zipcode", hangzhou).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QTest::qWait(600); // three of a's reload periods: nothing of b's arrives
+        QCOMPARE(ask(a, keyA, "zipcode", shenzhen).value("status").toString(),
+                 QStringLiteral("NO_DATA"));
+        QCOMPARE(ask(a, keyA, "zipcode", hangzhou).value("zipcode").toString(),
+                 QStringLiteral("311122"));
+        QCOMPARE(addressFamily(a).engine()->localData()->zipCount(), 7);
     }
 };
 

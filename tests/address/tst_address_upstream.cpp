@@ -3,7 +3,6 @@
 // a message. The upstream is a second server on loopback speaking the same address API.
 
 #include "address/AddressFamily.h"
-#include "AddressUpstreamConfig.h"
 #include "Money.h"
 #include "Pipeline.h"
 #include "ServerFixture.h"
@@ -61,8 +60,14 @@ ServerSettings withUpstream(const QByteArray &baseUrl, const QJsonObject &extra 
     QJsonObject json{{"base_url", QString::fromUtf8(baseUrl)}, {"key", "upstream-secret"}};
     for (auto it = extra.begin(); it != extra.end(); ++it)
         json.insert(it.key(), it.value());
-    s.familySections.insert("address", QJsonObject{{"upstream", json}});
+    s.familySections["address"] = QJsonObject{{"upstream", json}};
     return s;
+}
+
+// What the address family bills per answer (the default price: the settings name none).
+qint64 addressPrice(ServerFixture &f)
+{
+    return f.services().family<AddressFamily>()->pricePerRequest();
 }
 
 QByteArray baseOf(ServerFixture &f)
@@ -113,7 +118,7 @@ private slots:
         QCOMPARE(p.bodies.first(), kNowhere); // the client's body, unchanged
         QCOMPARE(p.authorizations.first(), QByteArray("Bearer upstream-secret"));
         QCOMPARE(f.store().balance(f.store().defaultAccountId()),
-                 Money::kUnitsPerCredit - AddressFamily().pricePerRequest());
+                 Money::kUnitsPerCredit - addressPrice(f));
     }
 
     void upstreamFailureKeepsLocalAnswer_data()
@@ -166,7 +171,7 @@ private slots:
         QCOMPARE(p.calls(), 1);
         // Billed as the local answer is: division-code's NOT_FOUND is a billed answer.
         QCOMPARE(f.store().balance(f.store().defaultAccountId()),
-                 Money::kUnitsPerCredit - AddressFamily().pricePerRequest());
+                 Money::kUnitsPerCredit - addressPrice(f));
     }
 
     // zipcode's NOT_FOUND and NO_DATA are free locally; an upstream that knows no more does not

@@ -3,6 +3,7 @@
 // extractors behind them (NameExtractor, LocationExtractor, ExpressExtractor).
 #include "AddressApi.h"
 #include "AddressEndpoints.h"
+#include "AddressEngine.h"
 #include "ExpressExtractor.h"
 #include "LocationExtractor.h"
 #include "NameExtractor.h"
@@ -12,10 +13,17 @@
 
 namespace {
 
+// The suite's engine, as one server has: no imported data, engines built on first use.
+const AddressEngine &engine()
+{
+    static const AddressEngine e;
+    return e;
+}
+
 QStringList names(const QString &text)
 {
     QStringList out;
-    for (const NameExtractor::Match &m : NameExtractor::shared().extract(text))
+    for (const NameExtractor::Match &m : engine().nameExtractor().extract(text))
         out.append(m.word);
     return out;
 }
@@ -23,7 +31,7 @@ QStringList names(const QString &text)
 QStringList locations(const QString &text)
 {
     QStringList out;
-    for (const LocationExtractor::Location &l : LocationExtractor::shared().extract(text))
+    for (const LocationExtractor::Location &l : engine().locationExtractor().extract(text))
         out.append(l.word);
     return out;
 }
@@ -33,7 +41,7 @@ QJsonObject request(const QString &text)
     return QJsonObject{{"text", text}};
 }
 
-using Endpoint = AddressApi::Reply (*)(const QJsonObject &);
+using Endpoint = AddressApi::Reply (*)(const AddressEngine &, const QJsonObject &);
 
 } // namespace
 
@@ -44,7 +52,7 @@ private slots:
     void initTestCase()
     {
         // Built once here so the first test does not pay for the division index.
-        QVERIFY(!NameExtractor::shared().extract(u"收件人：张伟"_qs).isEmpty());
+        QVERIFY(!engine().nameExtractor().extract(u"收件人：张伟"_qs).isEmpty());
     }
 
     // ---- extract-name ------------------------------------------------------------------------
@@ -52,7 +60,7 @@ private slots:
     void nameShape()
     {
         const AddressApi::Reply r = AddressEndpoints::extractName(
-            request(u"收件人：张伟 13812345678 浙江省杭州市西湖区文三路478号"_qs));
+            engine(), request(u"收件人：张伟 13812345678 浙江省杭州市西湖区文三路478号"_qs));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.body.keys(), QStringList{u"person_extract"_qs});
         const QJsonArray found = r.body.value("person_extract").toArray();
@@ -68,7 +76,7 @@ private slots:
     {
         // 𠮷 (U+20BB7) is two UTF-16 units and one character.
         const AddressApi::Reply r =
-            AddressEndpoints::extractName(request(u"𠮷𠮷 收件人：欧阳明 13812345678"_qs));
+            AddressEndpoints::extractName(engine(), request(u"𠮷𠮷 收件人：欧阳明 13812345678"_qs));
         QCOMPARE(r.status, 200);
         const QJsonArray found = r.body.value("person_extract").toArray();
         QCOMPARE(found.size(), 1);
@@ -79,8 +87,8 @@ private slots:
 
     void nameNone()
     {
-        const AddressApi::Reply r =
-            AddressEndpoints::extractName(request(u"请把快递放在小区门口的快递柜，谢谢"_qs));
+        const AddressApi::Reply r = AddressEndpoints::extractName(
+            engine(), request(u"请把快递放在小区门口的快递柜，谢谢"_qs));
         QCOMPARE(r.status, 200);
         QVERIFY(r.body.value("person_extract").isArray());
         QCOMPARE(r.body.value("person_extract").toArray().size(), 0);
@@ -132,8 +140,8 @@ private slots:
 
     void locationShape()
     {
-        const AddressApi::Reply r =
-            AddressEndpoints::extract(request(u"我住在浙江省杭州市西湖区文三路478号，有空来玩"_qs));
+        const AddressApi::Reply r = AddressEndpoints::extract(
+            engine(), request(u"我住在浙江省杭州市西湖区文三路478号，有空来玩"_qs));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.body.keys(), QStringList{u"location_extract"_qs});
         const QJsonArray found = r.body.value("location_extract").toArray();
@@ -149,7 +157,7 @@ private slots:
     void locationOffsetsAfterNonBmp()
     {
         const QString text = u"😀😀送到北京市朝阳区建国路88号"_qs;
-        const AddressApi::Reply r = AddressEndpoints::extract(request(text));
+        const AddressApi::Reply r = AddressEndpoints::extract(engine(), request(text));
         const QJsonArray found = r.body.value("location_extract").toArray();
         QCOMPARE(found.size(), 1);
         QCOMPARE(found[0].toObject().value("start").toInt(), 4); // 2 emoji + 送到
@@ -161,7 +169,7 @@ private slots:
     {
         for (const QString &text :
              {u"今天天气不错"_qs, u"张伟 13812345678"_qs, u"和平年代"_qs, u"12345 ABC !!"_qs}) {
-            const AddressApi::Reply r = AddressEndpoints::extract(request(text));
+            const AddressApi::Reply r = AddressEndpoints::extract(engine(), request(text));
             QCOMPARE(r.status, 200);
             QVERIFY2(r.body.value("location_extract").toArray().isEmpty(), qPrintable(text));
         }
@@ -212,8 +220,10 @@ private slots:
 
     void expressShape()
     {
-        const AddressApi::Reply r = AddressEndpoints::extractExpress(request(
-            u"收件人 张三 13812345678 浙江省杭州市余杭区文一西路969号 阿里巴巴西溪园区"_qs));
+        const AddressApi::Reply r = AddressEndpoints::extractExpress(
+            engine(),
+            request(
+                u"收件人 张三 13812345678 浙江省杭州市余杭区文一西路969号 阿里巴巴西溪园区"_qs));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.body.keys(), QStringList{u"express_extract"_qs});
         const QJsonObject e = r.body.value("express_extract").toObject();
@@ -235,7 +245,7 @@ private slots:
     void expressEmptyFields()
     {
         const AddressApi::Reply r =
-            AddressEndpoints::extractExpress(request(u"这段文字没有姓名也没有地址"_qs));
+            AddressEndpoints::extractExpress(engine(), request(u"这段文字没有姓名也没有地址"_qs));
         QCOMPARE(r.status, 200);
         const QJsonObject e = r.body.value("express_extract").toObject();
         QCOMPARE(e.size(), 8);
@@ -247,7 +257,7 @@ private slots:
 
     void expressRules()
     {
-        const ExpressExtractor &x = ExpressExtractor::shared();
+        const ExpressExtractor &x = engine().expressExtractor();
         // Upper levels filled in from the district; the written short form kept.
         ExpressExtractor::Result r = x.extract(u"余杭区文一西路969号 张三 13812345678"_qs);
         QCOMPARE(r.province, u"浙江省"_qs);
@@ -318,7 +328,7 @@ private slots:
         QFETCH(QJsonObject, body);
         const Endpoint endpoints[] = {AddressEndpoints::extract, AddressEndpoints::extractName,
                                       AddressEndpoints::extractExpress};
-        const AddressApi::Reply r = endpoints[endpoint](body);
+        const AddressApi::Reply r = endpoints[endpoint](engine(), body);
         QCOMPARE(r.status, 400);
         QCOMPARE(r.param, u"text"_qs);
         QVERIFY(!r.error.isEmpty());
@@ -334,11 +344,11 @@ private slots:
             text += label;
         text = text.leftJustified(AddressApi::kMaxText, u' ');
         QCOMPARE(text.size(), AddressApi::kMaxText);
-        const AddressApi::Reply r = AddressEndpoints::extractName(request(text));
+        const AddressApi::Reply r = AddressEndpoints::extractName(engine(), request(text));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.body.value("person_extract").toArray().size(), labels);
-        QCOMPARE(AddressEndpoints::extract(request(text)).status, 200);
-        QCOMPARE(AddressEndpoints::extractExpress(request(text)).status, 200);
+        QCOMPARE(AddressEndpoints::extract(engine(), request(text)).status, 200);
+        QCOMPARE(AddressEndpoints::extractExpress(engine(), request(text)).status, 200);
     }
 
     void malformedText()
@@ -349,8 +359,8 @@ private slots:
         odd.append(u"张伟\u0000\u0007 浙江省杭州市\uFFFF"_qs);
         for (Endpoint e : {AddressEndpoints::extract, AddressEndpoints::extractName,
                            AddressEndpoints::extractExpress})
-            QCOMPARE(e(request(odd)).status, 200);
-        QCOMPARE(AddressEndpoints::extract(request(u"，。！？、；：“”"_qs))
+            QCOMPARE(e(engine(), request(odd)).status, 200);
+        QCOMPARE(AddressEndpoints::extract(engine(), request(u"，。！？、；：“”"_qs))
                      .body.value("location_extract")
                      .toArray()
                      .size(),
@@ -361,8 +371,8 @@ private slots:
     {
         for (const char *name : {"extract", "extract-name", "extract-express"}) {
             QVERIFY2(AddressApi::endpoints().contains(QLatin1String(name)), name);
-            const AddressApi::Reply r =
-                AddressApi::call(QLatin1String(name), request(u"收件人：张伟 杭州市西湖区"_qs));
+            const AddressApi::Reply r = AddressApi::call(engine(), QLatin1String(name),
+                                                         request(u"收件人：张伟 杭州市西湖区"_qs));
             QCOMPARE(r.status, 200);
             QVERIFY(r.billable);
         }

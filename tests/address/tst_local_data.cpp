@@ -2,10 +2,12 @@
 // zipcode, geocode and hp-geocode endpoints answered from it (in process).
 
 #include "AddressApi.h"
+#include "AddressEngine.h"
 #include "CoordTransform.h"
 #include "LocalData.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QTest>
 #include <QThread>
@@ -56,10 +58,11 @@ const Gazetteer::Division *division(const QString &province, const QString &city
     return d;
 }
 
-QJsonObject call(const char *endpoint, const QString &text, bool *billable = nullptr)
+QJsonObject call(const AddressEngine &engine, const char *endpoint, const QString &text,
+                 bool *billable = nullptr)
 {
     const AddressApi::Reply r =
-        AddressApi::call(QLatin1String(endpoint), QJsonObject{{"text", text}});
+        AddressApi::call(engine, QLatin1String(endpoint), QJsonObject{{"text", text}});
     if (!r.ok())
         qFatal("%s: %d %s", endpoint, r.status, qPrintable(r.error));
     if (billable)
@@ -73,8 +76,15 @@ class TestLocalData : public QObject
 {
     Q_OBJECT
 
+    // What the endpoints answer from; each test starts with no data installed.
+    AddressEngine m_engine;
+    QJsonObject call(const char *endpoint, const QString &text, bool *billable = nullptr)
+    {
+        return ::call(m_engine, endpoint, text, billable);
+    }
+
 private slots:
-    void cleanup() { LocalData::install(nullptr); }
+    void cleanup() { m_engine.install(nullptr); }
 
     void records_data()
     {
@@ -298,7 +308,7 @@ private slots:
         QCOMPARE(m->division->level, Gazetteer::Level::City);
         QVERIFY(!data->zipcode(division(u"江苏省"_s), u"江苏省"_s));
         QVERIFY(!data->zipcode(nullptr, u"文一西路"_s));
-        QVERIFY(!LocalData::current()->zipcode(wuchang, u"五常街道"_s)); // empty snapshot
+        QVERIFY(!m_engine.localData()->zipcode(wuchang, u"五常街道"_s)); // empty snapshot
     }
 
     void duplicateKeysLastRowWins()
@@ -425,20 +435,50 @@ private slots:
 
     void snapshotSwap()
     {
-        const quint64 before = LocalData::generation();
-        QCOMPARE(LocalData::current()->zipCount(), 0);
+        const quint64 before = m_engine.generation();
+        QCOMPARE(m_engine.localData()->zipCount(), 0);
         auto data = snapshot(fixture("zipcodes-fixture.csv"), fixture("pois-fixture.csv"));
-        const auto held = LocalData::current();
-        LocalData::install(data);
-        QCOMPARE(LocalData::generation(), before + 1);
-        QCOMPARE(LocalData::current().get(), data.get());
+        const auto held = m_engine.localData();
+        m_engine.install(data);
+        QCOMPARE(m_engine.generation(), before + 1);
+        QCOMPARE(m_engine.localData().get(), data.get());
         QCOMPARE(held->zipCount(), 0); // a reader keeps the snapshot it took
         // A load that began before this install does not replace it.
-        QVERIFY(!LocalData::installIf(before, nullptr));
-        QCOMPARE(LocalData::current().get(), data.get());
-        QVERIFY(LocalData::installIf(before + 1, nullptr));
-        QCOMPARE(LocalData::current()->zipCount(), 0);
-        QVERIFY(LocalData::current()); // never null
+        QVERIFY(!m_engine.installIf(before, nullptr));
+        QCOMPARE(m_engine.localData().get(), data.get());
+        QVERIFY(m_engine.installIf(before + 1, nullptr));
+        QCOMPARE(m_engine.localData()->zipCount(), 0);
+        QVERIFY(m_engine.localData()); // never null
+    }
+
+    // Engines are independent: data installed in one is not in another (two servers in one
+    // process each have their own).
+    void enginesDoNotShareData()
+    {
+        AddressEngine other;
+        m_engine.install(snapshot(fixture("zipcodes-fixture.csv"), fixture("pois-fixture.csv")));
+        QCOMPARE(m_engine.localData()->zipCount(), 7);
+        QCOMPARE(other.localData()->zipCount(), 0);
+        QCOMPARE(other.generation(), quint64(0));
+        const QString text = u"浙江省杭州市余杭区五常街道文一西路100号西溪科创大厦"_s;
+        QCOMPARE(call("zipcode", text).value("zipcode").toString(), u"311122"_s);
+        QCOMPARE(::call(other, "zipcode", text).value("status").toString(), u"NO_DATA"_s);
+        QCOMPARE(::call(other, "hp-geocode", text)
+                     .value("hp_geocode")
+                     .toObject()
+                     .value("level")
+                     .toString(),
+                 u"district"_s);
+        // The search index follows each engine's own POIs.
+        QVERIFY(m_engine.waitForSearchIndex(60000));
+        const auto top = [](const AddressEngine &engine) {
+            const AddressApi::Reply r =
+                AddressApi::call(engine, u"search"_s, {{"text", u"西溪科创大厦"_s}});
+            const QJsonObject first = r.body.value("search_result").toArray().first().toObject();
+            return first.value("kind").toString();
+        };
+        QCOMPARE(top(m_engine), u"poi"_s);
+        QVERIFY(top(other) != u"poi"_s);
     }
 
     void concurrentReadersDuringSwaps()
@@ -452,7 +492,7 @@ private slots:
         for (int t = 0; t < 3; ++t) {
             readers << QThread::create([&] {
                 while (!stop) {
-                    const auto d = LocalData::current();
+                    const auto d = m_engine.localData();
                     const auto m = d->zipcode(wuchang, u"五常街道"_s);
                     // Either snapshot, never a torn one.
                     if ((d->zipCount() == 7) != bool(m))
@@ -463,7 +503,7 @@ private slots:
             readers.last()->start();
         }
         for (int i = 0; i < 2000; ++i)
-            LocalData::install(i % 2 ? full : nullptr);
+            m_engine.install(i % 2 ? full : nullptr);
         while (reads < 1000)
             QThread::yieldCurrentThread();
         stop = true;
@@ -485,7 +525,7 @@ private slots:
         QVERIFY(r.value("message").toString().contains(u"address import zipcodes"_s));
         QVERIFY(!billable);
 
-        LocalData::install(snapshot(fixture("zipcodes-fixture.csv"), {}));
+        m_engine.install(snapshot(fixture("zipcodes-fixture.csv"), {}));
         r = call("zipcode", u"浙江省杭州市余杭区良渚街道"_s, &billable);
         QCOMPARE(r.value("status").toString(), u"OK"_s);
         QCOMPARE(r.value("zipcode").toString(), u"311100"_s);
@@ -506,7 +546,7 @@ private slots:
         QCOMPARE(r.value("status").toString(), u"NOT_FOUND"_s);
         QCOMPARE(r.value("zipcode").toString(), QString());
         QVERIFY(!billable);
-        QCOMPARE(AddressApi::call(u"zipcode"_s, QJsonObject{{"text", 5}}).status, 400);
+        QCOMPARE(AddressApi::call(m_engine, u"zipcode"_s, QJsonObject{{"text", 5}}).status, 400);
     }
 
     void geocodeEndpoints()
@@ -520,7 +560,7 @@ private slots:
         QVERIFY(r.value("message").toString().contains(u"No points of interest are imported"_s));
         QVERIFY(r.value("message").toString().contains(u"no centre for 五常街道"_s));
 
-        LocalData::install(snapshot({}, fixture("pois-fixture.csv")));
+        m_engine.install(snapshot({}, fixture("pois-fixture.csv")));
         r = call("hp-geocode", u"杭州市余杭区五常街道西溪科创大厦"_s);
         g = r.value("hp_geocode").toObject();
         QCOMPARE(g.value("level").toString(), u"poi"_s);
@@ -554,9 +594,10 @@ private slots:
         r = call("hp-geocode", u"nothing to see"_s);
         QCOMPARE(r.value("status").toString(), u"NOT_FOUND"_s);
         QCOMPARE(r.value("hp_geocode").toObject().value("gcj02").toString(), QString());
-        QCOMPARE(AddressApi::call(u"hp-geocode"_s, QJsonObject{}).status, 400);
+        QCOMPARE(AddressApi::call(m_engine, u"hp-geocode"_s, QJsonObject{}).status, 400);
         QCOMPARE(
-            AddressApi::call(u"hp-geocode"_s, QJsonObject{{"text", QString(2001, u'路')}}).status,
+            AddressApi::call(m_engine, u"hp-geocode"_s, QJsonObject{{"text", QString(2001, u'路')}})
+                .status,
             400);
     }
 

@@ -1,6 +1,7 @@
 #include "AddressApi.h"
 #include "AddressCompleter.h"
 #include "AddressCorrector.h"
+#include "AddressEngine.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -10,9 +11,16 @@ using namespace Qt::Literals::StringLiterals;
 
 namespace {
 
+// The suite's engine, as one server has: no imported data, engines built on first use.
+const AddressEngine &engine()
+{
+    static const AddressEngine e;
+    return e;
+}
+
 AddressApi::Reply call(const char *endpoint, const QString &text)
 {
-    return AddressApi::call(QLatin1String(endpoint), QJsonObject{{"text", text}});
+    return AddressApi::call(engine(), QLatin1String(endpoint), QJsonObject{{"text", text}});
 }
 
 // The text with the answer's corrections applied (offsets count characters).
@@ -170,7 +178,7 @@ void TestNormalize::leavesValidAndDoubtfulNamesAlone_data()
 void TestNormalize::leavesValidAndDoubtfulNamesAlone()
 {
     QFETCH(QString, text);
-    const QList<AddressCorrector::Reading> readings = AddressCorrector::shared().correct(text);
+    const QList<AddressCorrector::Reading> readings = engine().corrector().correct(text);
     QCOMPARE(readings.size(), 1);
     QCOMPARE(readings[0].text, text);
     QVERIFY(readings[0].corrections.isEmpty());
@@ -193,9 +201,9 @@ void TestNormalize::ambiguousGivesSeveralReadings()
     QCOMPARE(r.body.value("corrections").toArray()[0].toObject().value("to").toString(),
              u"马屯镇"_s);
     // maxReadings bounds the list.
-    QCOMPARE(AddressCorrector::shared().correct(u"河南省洛阳市孟津区蚂屯镇"_s, 1).size(), 1);
+    QCOMPARE(engine().corrector().correct(u"河南省洛阳市孟津区蚂屯镇"_s, 1).size(), 1);
     // With no chain at all, an ambiguous full name is not corrected.
-    QVERIFY(AddressCorrector::shared().correct(u"蚂屯镇"_s).first().corrections.isEmpty());
+    QVERIFY(engine().corrector().correct(u"蚂屯镇"_s).first().corrections.isEmpty());
 }
 
 void TestNormalize::completeShape()
@@ -346,7 +354,7 @@ void TestNormalize::badRequests()
 {
     QFETCH(QString, endpoint);
     QFETCH(QJsonObject, body);
-    const AddressApi::Reply r = AddressApi::call(endpoint, body);
+    const AddressApi::Reply r = AddressApi::call(engine(), endpoint, body);
     QCOMPARE(r.status, 400);
     QCOMPARE(r.param, u"text"_s);
     QVERIFY(!r.error.isEmpty());
@@ -366,7 +374,7 @@ void TestNormalize::hugeText()
     QCOMPARE(call("correct", text).body.value("status").toString(), u"CORRECTED"_s);
     // Several misspellings repeated: each copy corrected.
     const QString repeated = u"浙江省杭洲市余航区，浙江省杭洲市余航区"_s;
-    QCOMPARE(AddressCorrector::shared().correct(repeated).first().text,
+    QCOMPARE(engine().corrector().correct(repeated).first().text,
              u"浙江省杭州市余杭区，浙江省杭州市余杭区"_s);
 }
 
@@ -382,7 +390,7 @@ void TestNormalize::caseFile()
             continue;
         const QStringList f = line.split(u'\t');
         QCOMPARE(f.size(), 3);
-        const AddressApi::Reply r = AddressApi::call(f[0], QJsonObject{{"text", f[1]}});
+        const AddressApi::Reply r = AddressApi::call(engine(), f[0], QJsonObject{{"text", f[1]}});
         QCOMPARE(r.status, 200);
         const QString got = observed(f[0], f[1], r.body);
         ++total;

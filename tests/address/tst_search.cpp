@@ -1,4 +1,5 @@
 #include "AddressEndpoints.h"
+#include "AddressEngine.h"
 #include "Pinyin.h"
 #include "SearchIndex.h"
 
@@ -8,6 +9,13 @@
 using namespace Qt::Literals::StringLiterals;
 
 namespace {
+
+// The suite's engine, as one server has: no imported data, engines built on first use.
+const AddressEngine &engine()
+{
+    static const AddressEngine e;
+    return e;
+}
 
 const SearchIndex &index()
 {
@@ -388,7 +396,7 @@ void TestSearch::endpointShapes()
     // Served through AddressApi, so the HTTP routes and the window's tool answer the same.
     QVERIFY(AddressApi::endpoints().contains(u"search"_s));
     QVERIFY(AddressApi::endpoints().contains(u"input-search"_s));
-    QCOMPARE(AddressApi::call(u"input-search"_s, {{"text", u"yuhang"_s}})
+    QCOMPARE(AddressApi::call(engine(), u"input-search"_s, {{"text", u"yuhang"_s}})
                  .body.value("input_search")
                  .toArray()
                  .first()
@@ -396,7 +404,7 @@ void TestSearch::endpointShapes()
                  .value("name"),
              u"余杭区"_s);
 
-    const AddressApi::Reply r = AddressEndpoints::search({{"text", u"杭州"_s}});
+    const AddressApi::Reply r = AddressEndpoints::search(engine(), {{"text", u"杭州"_s}});
     QVERIFY(r.ok());
     QCOMPARE(r.body.value("status").toString(), u"OK"_s);
     const QJsonArray results = r.body.value("search_result").toArray();
@@ -419,7 +427,7 @@ void TestSearch::endpointShapes()
     QVERIFY(gcj[0].toDouble() > 118.3 && gcj[0].toDouble() < 120.8); // within 杭州's extent
     QVERIFY(gcj[1].toDouble() > 29.2 && gcj[1].toDouble() < 30.6);
 
-    const AddressApi::Reply in = AddressEndpoints::inputSearch({{"text", u"hang"_s}});
+    const AddressApi::Reply in = AddressEndpoints::inputSearch(engine(), {{"text", u"hang"_s}});
     QVERIFY(in.ok());
     const QJsonArray suggestions = in.body.value("input_search").toArray();
     QCOMPARE(suggestions.size(), 10);
@@ -427,33 +435,36 @@ void TestSearch::endpointShapes()
              (QStringList{u"address"_s, u"divcode"_s, u"kind"_s, u"name"_s}));
     QCOMPARE(in.body.value("status").toString(), u"OK"_s);
 
-    const AddressApi::Reply none = AddressEndpoints::search({{"text", u"qqqqxxxxzzzz"_s}});
+    const AddressApi::Reply none =
+        AddressEndpoints::search(engine(), {{"text", u"qqqqxxxxzzzz"_s}});
     QVERIFY(none.ok());
     QCOMPARE(none.body.value("status").toString(), u"NOT_FOUND"_s);
     QVERIFY(none.body.value("search_result").toArray().isEmpty());
-    const AddressApi::Reply noneIn = AddressEndpoints::inputSearch({{"text", u"😀"_s}});
+    const AddressApi::Reply noneIn = AddressEndpoints::inputSearch(engine(), {{"text", u"😀"_s}});
     QCOMPARE(noneIn.body.value("status").toString(), u"NOT_FOUND"_s);
 
     // limit and region honoured.
-    const AddressApi::Reply limited =
-        AddressEndpoints::search({{"text", u"朝阳"_s}, {"limit", 20}, {"region", u"北京"_s}});
+    const AddressApi::Reply limited = AddressEndpoints::search(
+        engine(), {{"text", u"朝阳"_s}, {"limit", 20}, {"region", u"北京"_s}});
     QVERIFY(limited.ok());
     for (const QJsonValue &v : limited.body.value("search_result").toArray())
         QVERIFY(v.toObject().value("divcode").toString().startsWith(u"11"));
-    QCOMPARE(AddressEndpoints::inputSearch({{"text", u"h"_s}, {"limit", 20}})
+    QCOMPARE(AddressEndpoints::inputSearch(engine(), {{"text", u"h"_s}, {"limit", 20}})
                  .body.value("input_search")
                  .toArray()
                  .size(),
              20);
-    QCOMPARE(AddressEndpoints::search({{"text", u"朝阳"_s}, {"region", u"110105000000"_s}})
-                 .body.value("search_result")
-                 .toArray()
-                 .first()
-                 .toObject()
-                 .value("divcode"),
-             u"110105000000"_s);
-    QVERIFY(AddressEndpoints::search({{"text", u"余杭"_s}, {"region", u"浙江省杭州市"_s}}).ok());
-    QVERIFY(AddressEndpoints::search({{"text", u"余杭"_s}, {"region", u"3301"_s}}).ok());
+    QCOMPARE(
+        AddressEndpoints::search(engine(), {{"text", u"朝阳"_s}, {"region", u"110105000000"_s}})
+            .body.value("search_result")
+            .toArray()
+            .first()
+            .toObject()
+            .value("divcode"),
+        u"110105000000"_s);
+    QVERIFY(AddressEndpoints::search(engine(), {{"text", u"余杭"_s}, {"region", u"浙江省杭州市"_s}})
+                .ok());
+    QVERIFY(AddressEndpoints::search(engine(), {{"text", u"余杭"_s}, {"region", u"3301"_s}}).ok());
 }
 
 void TestSearch::endpointValidation_data()
@@ -492,7 +503,7 @@ void TestSearch::endpointValidation()
     QFETCH(QJsonObject, request);
     QFETCH(QString, param);
     for (auto endpoint : {AddressEndpoints::search, AddressEndpoints::inputSearch}) {
-        const AddressApi::Reply r = endpoint(request);
+        const AddressApi::Reply r = endpoint(engine(), request);
         QCOMPARE(r.status, 400);
         QCOMPARE(r.param, param);
         QVERIFY(!r.error.isEmpty());

@@ -1,7 +1,7 @@
 // StructureParser and the structure endpoint, on addresses invented for this test.
 #include "AddressApi.h"
-#include "AddressCommon.h"
 #include "AddressEndpoints.h"
+#include "AddressEngine.h"
 #include "StructureParser.h"
 
 #include <QJsonArray>
@@ -12,9 +12,16 @@ using namespace Qt::Literals::StringLiterals;
 
 namespace {
 
+// The suite's engine, as one server has: no imported data, engines built on first use.
+const AddressEngine &engine()
+{
+    static const AddressEngine e;
+    return e;
+}
+
 const StructureParser &parser()
 {
-    return StructureParser::shared();
+    return engine().structureParser();
 }
 
 // Whether `s` is well-formed UTF-16: every high surrogate followed by a low one and every low
@@ -388,8 +395,8 @@ void TestStructure::format()
 
 void TestStructure::endpointShape()
 {
-    const AddressApi::Reply r =
-        AddressEndpoints::structure(QJsonObject{{"text", u"浙江省杭州市余杭区文一西路969号"_s}});
+    const AddressApi::Reply r = AddressEndpoints::structure(
+        engine(), QJsonObject{{"text", u"浙江省杭州市余杭区文一西路969号"_s}});
     QCOMPARE(r.status, 200);
     QVERIFY(r.billable);
     QCOMPARE(r.body.value("status").toString(), u"OK"_s);
@@ -413,7 +420,7 @@ void TestStructure::endpointNonBmpOffsets()
 {
     // 𠀋 is one character (two UTF-16 units): offsets after it count it once.
     const QString text = u"𠀋𠀋浙江省杭州市"_s;
-    const AddressApi::Reply r = AddressEndpoints::structure(QJsonObject{{"text", text}});
+    const AddressApi::Reply r = AddressEndpoints::structure(engine(), QJsonObject{{"text", text}});
     QCOMPARE(r.status, 200);
     const QJsonArray segments = r.body.value("segments").toArray();
     QVERIFY(segments.size() >= 2);
@@ -429,7 +436,7 @@ void TestStructure::endpointNonBmpOffsets()
 void TestStructure::endpointNotFound()
 {
     const AddressApi::Reply r =
-        AddressEndpoints::structure(QJsonObject{{"text", u"hello, world"_s}});
+        AddressEndpoints::structure(engine(), QJsonObject{{"text", u"hello, world"_s}});
     QCOMPARE(r.status, 200);
     QCOMPARE(r.body.value("status").toString(), u"NOT_FOUND"_s);
     QCOMPARE(r.body.value("structure").toString(), QString());
@@ -452,7 +459,7 @@ void TestStructure::endpointErrors_data()
 void TestStructure::endpointErrors()
 {
     QFETCH(QJsonObject, request);
-    const AddressApi::Reply r = AddressEndpoints::structure(request);
+    const AddressApi::Reply r = AddressEndpoints::structure(engine(), request);
     QCOMPARE(r.status, 400);
     QCOMPARE(r.param, u"text"_s);
     QVERIFY(!r.error.isEmpty());
@@ -462,12 +469,12 @@ void TestStructure::servedByTheApi()
 {
     QVERIFY(AddressApi::endpoints().contains(u"structure"_s));
     const AddressApi::Reply r =
-        AddressApi::call(u"structure"_s, QJsonObject{{"text", u"杭州市西湖区"_s}});
+        AddressApi::call(engine(), u"structure"_s, QJsonObject{{"text", u"杭州市西湖区"_s}});
     QCOMPARE(r.status, 200);
     QCOMPARE(r.body.value("structure").toString(), u"city=杭州市\tdistrict=西湖区"_s);
     // At the length bound exactly: accepted.
     const AddressApi::Reply atBound = AddressApi::call(
-        u"structure"_s, QJsonObject{{"text", QString(AddressApi::kMaxText, u'路')}});
+        engine(), u"structure"_s, QJsonObject{{"text", QString(AddressApi::kMaxText, u'路')}});
     QCOMPARE(atBound.status, 200);
 }
 

@@ -130,5 +130,5 @@ if [ -x "$BUILD/tests/bench/bench_address" ]; then
     echo
     echo "In-process (bench_address, one thread):"
     "${PIN_SERVER[@]}" "$BUILD/tests/bench/bench_address" --benchmark_min_time=1s 2>/dev/null |
-        grep -E '^(engine|address/)' || true
+        grep -E '^(engine|second engine|address/)' || true
 fi

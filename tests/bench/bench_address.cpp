@@ -1,11 +1,14 @@
 // bench_address: calls per second of every served address endpoint, in-process on one thread,
-// through AddressApi::call (the exact code POST /v1/address/{name} runs, minus HTTP and billing).
-// Request bodies: tests/bench/address/requests.json (each body of an endpoint in turn). Also
-// prints the process's memory before and after every engine index is built. A benchmark, not a
-// test: see tests/bench/README.md.
+// through AddressApi::call (the exact code POST /v1/address/{name} runs, minus HTTP and billing)
+// with one AddressEngine, as one server has. Request bodies: tests/bench/address/requests.json
+// (each body of an endpoint in turn). Also prints the process's memory before and after every
+// engine index is built, and what a second engine in the same process adds (two Services in one
+// process, as tests run them: the process-wide tables are shared, the engines are not). A
+// benchmark, not a test: see tests/bench/README.md.
 //
 //   bench_address [--requests FILE] [Google Benchmark flags, e.g. --benchmark_min_time=2s]
 #include "AddressApi.h"
+#include "AddressEngine.h"
 
 #include <benchmark/benchmark.h>
 
@@ -18,6 +21,9 @@
 
 #include <cstdio>
 #include <cstring>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -36,13 +42,23 @@ long rssKiB()
     return 0;
 }
 
-void runEndpoint(benchmark::State &state, const QString &endpoint,
+// Heap bytes in use (glibc), 0 elsewhere: unlike RSS, it does not hide what reuses freed memory.
+double heapMiB()
+{
+#ifdef __GLIBC__
+    return double(mallinfo2().uordblks) / (1024.0 * 1024.0);
+#else
+    return 0;
+#endif
+}
+
+void runEndpoint(benchmark::State &state, const AddressEngine &engine, const QString &endpoint,
                  const std::vector<QJsonObject> &bodies)
 {
     size_t i = 0;
     qint64 failures = 0;
     for (auto _ : state) {
-        const AddressApi::Reply r = AddressApi::call(endpoint, bodies[i]);
+        const AddressApi::Reply r = AddressApi::call(engine, endpoint, bodies[i]);
         failures += r.ok() ? 0 : 1;
         benchmark::DoNotOptimize(r.body);
         i = (i + 1) % bodies.size();
@@ -73,16 +89,30 @@ int main(int argc, char **argv)
 
     // Build every engine index first, so the timings are of warm calls and the memory figure
     // is the engine's.
+    const auto warmUp = [&requests](const AddressEngine &engine) {
+        for (const QString &endpoint : AddressApi::endpoints()) {
+            for (const QJsonValue &body : requests.value(endpoint).toArray())
+                AddressApi::call(engine, endpoint, body.toObject());
+        }
+    };
     const long before = rssKiB();
+    const double heapBefore = heapMiB();
     QElapsedTimer warm;
     warm.start();
-    for (const QString &endpoint : AddressApi::endpoints()) {
-        for (const QJsonValue &body : requests.value(endpoint).toArray())
-            AddressApi::call(endpoint, body.toObject());
-    }
-    std::printf("engine warm-up: %lld ms, RSS %.1f MiB -> %.1f MiB (+%.1f MiB)\n",
+    const AddressEngine engine;
+    warmUp(engine);
+    std::printf("engine warm-up: %lld ms, RSS %.1f MiB -> %.1f MiB (+%.1f MiB), heap +%.1f MiB\n",
                 qint64(warm.elapsed()), before / 1024.0, rssKiB() / 1024.0,
-                (rssKiB() - before) / 1024.0);
+                (rssKiB() - before) / 1024.0, heapMiB() - heapBefore);
+    {
+        const long first = rssKiB();
+        const double heapFirst = heapMiB();
+        warm.restart();
+        const AddressEngine second;
+        warmUp(second);
+        std::printf("second engine: %lld ms, RSS +%.1f MiB, heap +%.2f MiB\n",
+                    qint64(warm.elapsed()), (rssKiB() - first) / 1024.0, heapMiB() - heapFirst);
+    }
 
     for (const QString &endpoint : AddressApi::endpoints()) {
         std::vector<QJsonObject> bodies;
@@ -94,9 +124,10 @@ int main(int argc, char **argv)
             continue;
         }
         const std::string name = "address/" + endpoint.toStdString();
-        benchmark::RegisterBenchmark(name.c_str(), [endpoint, bodies](benchmark::State &state) {
-            runEndpoint(state, endpoint, bodies);
-        });
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [&engine, endpoint, bodies](benchmark::State &state) {
+                                         runEndpoint(state, engine, endpoint, bodies);
+                                     });
     }
     int n = int(args.size());
     benchmark::Initialize(&n, args.data());

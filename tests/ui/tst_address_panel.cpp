@@ -1,9 +1,10 @@
 // Tools > Address testing, driven like a user (offscreen). The panel calls the address engine
-// directly: no database is opened, no server runs.
+// directly: no database is opened, no server runs (until the last test, which imports).
+#include "address/AddressFamily.h"
+#include "AddressEngine.h"
 #include "AddressPanel.h"
 #include "CoordTransform.h"
-#include "LocalData.h"
-#include "TestDatabase.h"
+#include "Services.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -18,6 +19,7 @@
 #include <QSqlDatabase>
 #include <QTableWidget>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTextCursor>
 #include <QTextEdit>
@@ -276,25 +278,39 @@ private slots:
         QCoreApplication::processEvents(); // the queued answer finds no panel
     }
 
-    // Last: it opens a database. The Address data row imports a CSV into the window's database
-    // and the engine answers from it at once; rejected rows are listed.
+    // Last: it opens a database. The Address data row imports a CSV into the database of the
+    // services' address family, whose engine (the one the server answers from) has the data at
+    // once; rejected rows are listed.
     void importFromTheWindow()
     {
-        AddressPanel panel;
+        {
+            AddressPanel panel;
+            QVERIFY(!child<QPushButton>(&panel, "importButton")->isEnabled()); // no family given
+        }
+        QTemporaryDir dir;
+        Services services(ServerSettings::defaults(),
+                          DatabaseConfig::sqlite(dir.filePath(QStringLiteral("switchyard.db"))));
+        AddressFamily *family = services.family<AddressFamily>();
+        QVERIFY(family);
+        {
+            AddressPanel panel(family);
+            QVERIFY(!child<QPushButton>(&panel, "importButton")->isEnabled()); // not started
+        }
+        services.start();
+        QVERIFY(family->waitForLoad(30000));
+        AddressPanel panel(family);
+        QCOMPARE(panel.engine(), family->engine());
         auto *button = child<QPushButton>(&panel, "importButton");
-        QVERIFY(!button->isEnabled()); // no database given
-        TestDatabase db;
-        panel.setImportDatabase(db.db().config());
         QVERIFY(button->isEnabled());
 
         const QString zip = QStringLiteral("浙江省杭州市余杭区五常街道文一西路969号");
-        QCOMPARE(AddressApi::call(QStringLiteral("zipcode"), {{"text", zip}})
+        QCOMPARE(AddressApi::call(*family->engine(), QStringLiteral("zipcode"), {{"text", zip}})
                      .body.value("status")
                      .toString(),
                  QStringLiteral("NO_DATA"));
 
         QSignalSpy done(&panel, &AddressPanel::importFinished);
-        panel.importFile(AddressDataStore::Kind::Zipcodes,
+        panel.importFile(AddressStore::Kind::Zipcodes,
                          QStringLiteral(FIXTURE_DIR "/zipcodes-fixture.csv"), false);
         QVERIFY(panel.isImporting());
         QVERIFY(done.wait(30000));
@@ -305,19 +321,19 @@ private slots:
         QVERIFY2(summary.contains(QStringLiteral("line ")), qPrintable(summary));
         QVERIFY(child<QLabel>(&panel, "dataStatusLabel")->text().contains(u"zip code rows"));
 
-        const AddressApi::Reply r = AddressApi::call(QStringLiteral("zipcode"), {{"text", zip}});
+        const AddressApi::Reply r =
+            AddressApi::call(*family->engine(), QStringLiteral("zipcode"), {{"text", zip}});
         QCOMPARE(r.body.value("status").toString(), QStringLiteral("OK"));
         QCOMPARE(r.body.value("zipcode").toString(), QStringLiteral("311122"));
 
         // Data installed behind the panel's back (the start-up load, another process's import)
         // shows within a second.
-        LocalData::install(nullptr);
+        family->engine()->install(nullptr);
         QTRY_VERIFY_WITH_TIMEOUT(
             child<QLabel>(&panel, "dataStatusLabel")->text().startsWith(u"no zip codes"), 5000);
 
         // A file that cannot be read is reported, not a crash.
-        panel.importFile(AddressDataStore::Kind::Pois, QStringLiteral("/nonexistent/pois.csv"),
-                         false);
+        panel.importFile(AddressStore::Kind::Pois, QStringLiteral("/nonexistent/pois.csv"), false);
         QVERIFY(done.wait(30000));
         QVERIFY(!panel.lastImport().ok());
         QVERIFY(child<QLabel>(&panel, "importSummaryLabel")->text().startsWith(u"Import failed"));
