@@ -205,6 +205,9 @@ bool HttpConnection::parseHead(qsizetype headEnd)
             return false;
         }
         m_bodyRemaining = length;
+        // Bounded by the route's limit above; one allocation keeps a large upload from being
+        // copied on every growth (peak memory stays near the body's size).
+        m_request.body.reserve(length);
         m_phase = length > 0 ? Phase::Body : Phase::Waiting;
     } else {
         m_phase = Phase::Waiting;
