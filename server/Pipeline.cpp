@@ -59,6 +59,8 @@ ErrorStyle Pipeline::errorStyleForPath(const QString &path) const
 qint64 Pipeline::bodyLimit(const HttpRequest &head) const
 {
     const RouteSpec *route = m_router.anyForPath(head.path);
+    if (route && route->bodyLimit > 0)
+        return route->bodyLimit;
     return route && route->upload ? m_settings.maxUploadBody : m_settings.maxJsonBody;
 }
 
@@ -66,9 +68,13 @@ void Pipeline::reject(const ExchangePtr &exchange, int status, const QString &me
 {
     auto ctx = std::make_shared<RequestContext>(*this, exchange);
     // Refused before routing (limits): still in the envelope of the route it was meant for.
-    if (const RouteSpec *route = m_router.anyForPath(exchange->request().path))
+    const RouteSpec *route = m_router.anyForPath(exchange->request().path);
+    if (route)
         ctx->m_style = route->errorStyle;
-    ctx->respondError(status, message);
+    if (status == 413 && route && !route->tooLarge.isEmpty())
+        ctx->respondError(status, route->tooLarge + u' ' + message);
+    else
+        ctx->respondError(status, message);
 }
 
 void Pipeline::handle(const ExchangePtr &exchange)
@@ -215,15 +221,26 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
 
 void Pipeline::admit(const ContextPtr &ctx)
 {
-    const qint64 amount = ctx->route()->reservation;
-    if (amount <= 0) {
-        run(ctx);
+    reserve(ctx, ctx->route()->reservation, [this, ctx] { run(ctx); });
+}
+
+void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void()> then)
+{
+    if (amount <= 0 || ctx->identity().kind != AuthMode::ApiKey) {
+        then();
         return;
     }
     const qint64 account = ctx->identity().accountId;
     m_credits.admit(
         account, amount, this,
-        [this, ctx, amount](CreditGate::Outcome o, qint64 balance, qint64 held) {
+        [this, ctx, amount, then = std::move(then)](CreditGate::Outcome o, qint64 balance,
+                                                    qint64 held) {
+            if (ctx->isAnswered()) {
+                // Answered meanwhile (the client left, a timeout): hand the hold back at once.
+                if (o == CreditGate::Outcome::Admitted)
+                    m_credits.release(ctx->identity().accountId, amount);
+                return;
+            }
             if (o == CreditGate::Outcome::Unavailable) {
                 ctx->respondError(503, QStringLiteral("The credit store is "
                                                       "unavailable; try again."));
@@ -233,12 +250,13 @@ void Pipeline::admit(const ContextPtr &ctx)
                 ctx->respondError(
                     402, QStringLiteral("Insufficient credits: the balance is %1 with %2 held by "
                                         "requests in progress, and this request needs at least %3.")
-                             .arg(Money::formatCredits(balance), Money::formatCredits(held),
-                                  Money::formatCredits(amount)));
+                             .arg(Money::formatCredits(balance),
+                                  Money::formatCredits(held - ctx->m_reserved),
+                                  Money::formatCredits(amount + ctx->m_reserved)));
                 return;
             }
-            ctx->m_reserved = amount;
-            run(ctx);
+            ctx->m_reserved += amount;
+            then();
         });
 }
 
@@ -331,7 +349,12 @@ void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers, con
 
 void Pipeline::startStream(const ContextPtr &ctx, int status, HttpHeaders headers)
 {
-    headers.prepend({"Content-Type", "text/event-stream; charset=utf-8"});
+    // SSE unless the family streams something else (audio) and says so.
+    bool typed = false;
+    for (const auto &h : headers)
+        typed = typed || h.first.compare("Content-Type", Qt::CaseInsensitive) == 0;
+    if (!typed)
+        headers.prepend({"Content-Type", "text/event-stream; charset=utf-8"});
     headers.append(qMakePair(QByteArray("Cache-Control"), QByteArray("no-cache")));
     appendIdHeaders(ctx, &headers);
     ctx->m_streamStatus = status;
@@ -358,6 +381,12 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
             if (!r.ok()) {
                 qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
                          qPrintable(r.error));
+                if (failedTail.isEmpty()) {
+                    // No error event to end with (a binary stream): the client must not take
+                    // an unbilled answer for a whole one.
+                    ctx->exchange()->abortConnection();
+                    return;
+                }
                 end(failedTail);
                 return;
             }

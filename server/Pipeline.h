@@ -38,6 +38,7 @@ public:
     void reject(const ExchangePtr &exchange, int status, const QString &message) override;
 
     // Called by RequestContext.
+    void reserve(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
     void finishStream(const ContextPtr &ctx, const QByteArray &tail, const QByteArray &failedTail);

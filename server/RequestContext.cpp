@@ -76,6 +76,11 @@ void RequestContext::respondError(int status, const QString &message, const QStr
                ErrorEnvelope::body(m_style, status, message, type, param, code));
 }
 
+void RequestContext::reserve(qint64 amount, std::function<void()> then)
+{
+    m_pipeline.reserve(shared_from_this(), amount, std::move(then));
+}
+
 void RequestContext::startStream(int status, HttpHeaders extra)
 {
     if (m_answered)

@@ -5,6 +5,7 @@
 #include "Records.h"
 #include "Router.h"
 
+#include <functional>
 #include <optional>
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -53,10 +54,19 @@ public:
     void respondError(int status, const QString &message, const QString &type = {},
                       const QString &param = {}, const QString &code = {});
 
+    // Holds `amount` more credit units for this request, on top of the route's reservation,
+    // for work whose size shows only in the body (minutes of audio, images asked for). Admitted
+    // by the same rule as the route's reservation (CreditGate) and released at settlement.
+    // then() runs on the server thread when admitted; otherwise the request is answered 402
+    // (or 503 when the credit store is unavailable) and then() never runs. Keyless requests
+    // (public routes) are not metered: then() runs at once.
+    void reserve(qint64 amount, std::function<void()> then);
+
     // Streaming: the head now (with X-Request-Id and rate headers), then pieces as they come.
     // finishStream() settles usage() first when it has a cost, then writes `tail` (the
     // protocol's final event) and ends, so a client that saw the end of a billed stream is
-    // always in the ledger. If settlement fails, `failedTail` goes out instead.
+    // always in the ledger. If settlement fails, `failedTail` goes out instead, or, when it is
+    // empty, the connection is dropped. The head is SSE unless `extra` has a Content-Type.
     void startStream(int status, HttpHeaders extra = {});
     void writeStream(const QByteArray &bytes);
     void finishStream(const QByteArray &tail, const QByteArray &failedTail = {});

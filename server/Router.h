@@ -31,6 +31,8 @@ struct RouteSpec
     QString bucket = QStringLiteral("default"); // rate-limit bucket
     qint64 reservation = 0; // credit units that must be available before the handler runs
     bool upload = false;    // multipart body: the upload limit applies instead of the JSON one
+    qint64 bodyLimit = 0;   // this route's own body limit (0: the server's JSON or upload one)
+    QString tooLarge;       // the 413 message for a body over the limit (empty: a generic one)
     ErrorStyle errorStyle = ErrorStyle::OpenAI; // the envelope of this route's errors
     std::function<void(const ContextPtr &)> handler;
 };

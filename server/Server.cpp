@@ -5,6 +5,8 @@
 #include "Pipeline.h"
 #include "ServiceFamily.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QTimer>
 
 Server::Server(DatabaseService &db, ServerSettings settings, const QList<ServiceFamily *> &families,
@@ -19,7 +21,7 @@ Server::Server(DatabaseService &db, ServerSettings settings, const QList<Service
     m_http = new HttpServer(*m_pipeline, limits, m_settings.maxConnections, this);
     connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
     connect(m_http, &HttpServer::drained, this, &Server::drained);
-    registerCoreRoutes();
+    registerCoreRoutes(families);
     const ServerScope scope{*m_pipeline, m_db, m_familyObjects};
     for (ServiceFamily *family : families) {
         for (RouteSpec &route : family->routes(scope)) {
@@ -67,7 +69,7 @@ void Server::shutdown()
     m_http->beginShutdown();
 }
 
-void Server::registerCoreRoutes()
+void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
 {
     RouteSpec health;
     health.method = "GET";
@@ -88,4 +90,17 @@ void Server::registerCoreRoutes()
         ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8", m.render());
     };
     m_pipeline->addRoute(metrics);
+
+    // Public model discovery: every family's models in one list, in family order.
+    RouteSpec models = health;
+    models.pattern = QStringLiteral("/v1/models");
+    models.family = QStringLiteral("models");
+    models.handler = [families](const ContextPtr &ctx) {
+        QJsonArray data;
+        for (const ServiceFamily *family : families)
+            for (const QJsonValue &m : family->models())
+                data.append(m);
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
+    };
+    m_pipeline->addRoute(models);
 }

@@ -38,7 +38,7 @@ signals:
     void drained();
 
 private:
-    void registerCoreRoutes();
+    void registerCoreRoutes(const QList<ServiceFamily *> &families);
 
     DatabaseService &m_db;
     ServerSettings m_settings;

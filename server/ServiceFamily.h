@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -113,6 +114,10 @@ public:
     virtual QList<RouteSpec> routes(const ServerScope &scope) = 0;
     virtual void stop() {}
     virtual QList<FamilyCommand> commands() { return {}; }
+    // The models the family serves, as items of GET /v1/models (OpenAI's list item: id, object
+    // "model", owned_by, plus the family's own fields such as endpoints and pricing). Called for
+    // every listing, on a server thread: must be thread-safe.
+    virtual QJsonArray models() const { return {}; }
 };
 
 using FamilyList = std::vector<std::unique_ptr<ServiceFamily>>;

@@ -7,7 +7,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
-#include <QUrl>
 #include <stdexcept>
 
 namespace {
@@ -15,18 +14,6 @@ namespace {
 [[noreturn]] void fail(const QString &message)
 {
     throw std::runtime_error(("config: " + message).toStdString());
-}
-
-int positiveMs(const QJsonObject &o, const char *field, int fallback, const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 24 * 3600 * 1000.0 ||
-        v.toDouble() != std::floor(v.toDouble()))
-        fail(QStringLiteral("%1.%2 must be a whole number of milliseconds")
-                 .arg(where, QLatin1String(field)));
-    return v.toInt();
 }
 
 ProviderType parseType(const QString &name, const QString &where)
@@ -55,44 +42,12 @@ ProviderConfig parseProvider(const QString &name, const QJsonObject &o, Provider
     p.name = name;
     if (o.contains("type"))
         p.type = parseType(o.value("type").toString(), where);
-    if (o.contains("base_url")) {
-        p.baseUrl = o.value("base_url").toString();
-        const QUrl url(p.baseUrl);
-        if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
-            url.host().isEmpty())
-            fail(QStringLiteral("%1.base_url must be an http or https URL").arg(where));
-        while (p.baseUrl.endsWith(u'/'))
-            p.baseUrl.chop(1);
-    }
+    UpstreamProvider::parseShared(p, o, where);
     if (p.baseUrl.isEmpty())
         fail(QStringLiteral("%1.base_url is required").arg(where));
-    if (o.contains("keys")) {
-        if (!o.value("keys").isArray())
-            fail(QStringLiteral("%1.keys must be an array of strings").arg(where));
-        p.keys.clear();
-        for (const QJsonValue &k : o.value("keys").toArray()) {
-            if (!k.isString() || k.toString().trimmed().isEmpty())
-                fail(QStringLiteral("%1.keys must be an array of non-empty strings").arg(where));
-            p.keys.append(k.toString().trimmed());
-        }
-    }
-    // An environment variable keeps the secret out of the file.
-    if (o.contains("keys_env")) {
-        p.keysEnv = o.value("keys_env").toString();
-        p.envKeys.clear();
-        const QByteArray env = qgetenv(p.keysEnv.toLatin1().constData());
-        for (const QByteArray &k : env.split(','))
-            if (!k.trimmed().isEmpty())
-                p.envKeys.append(QString::fromUtf8(k.trimmed()));
-    }
-    const QJsonObject t = o.value("timeouts").toObject();
-    const QString tw = where + QStringLiteral(".timeouts");
-    p.connectTimeoutMs = positiveMs(t, "connect_ms", p.connectTimeoutMs, tw);
-    p.firstByteTimeoutMs = positiveMs(t, "first_byte_ms", p.firstByteTimeoutMs, tw);
-    p.idleTimeoutMs = positiveMs(t, "idle_ms", p.idleTimeoutMs, tw);
-    p.totalTimeoutMs = positiveMs(t, "total_ms", p.totalTimeoutMs, tw);
-    p.messagesTimeoutMs = positiveMs(t, "messages_ms", p.messagesTimeoutMs, tw);
-    p.restMs = positiveMs(o, "key_rest_ms", p.restMs, where);
+    p.messagesTimeoutMs =
+        UpstreamProvider::parseMs(o.value("timeouts").toObject(), "messages_ms",
+                                  p.messagesTimeoutMs, where + QStringLiteral(".timeouts"));
     if (o.contains("refresh_minutes")) {
         const QJsonValue v = o.value("refresh_minutes");
         if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() != std::floor(v.toDouble()) ||
@@ -124,15 +79,6 @@ QString providerTypeName(ProviderType type)
     return {};
 }
 
-QString ProviderConfig::maskKey(const QString &key)
-{
-    // Show at most a quarter of the key on each side, and never more than 4 characters.
-    const qsizetype shown = qMin<qsizetype>(4, key.size() / 4);
-    if (shown < 2)
-        return QStringLiteral("••••");
-    return key.left(shown) + QStringLiteral("••••") + key.right(shown);
-}
-
 GatewayConfig GatewayConfig::defaults()
 {
     GatewayConfig g;
@@ -158,8 +104,8 @@ GatewayConfig GatewayConfig::fromJson(const QJsonObject &gateway)
     if (gateway.contains("auto_model"))
         g.autoModel = gateway.value("auto_model").toString();
     if (gateway.contains("keepalive_ms"))
-        g.keepAliveMs =
-            positiveMs(gateway, "keepalive_ms", g.keepAliveMs, QStringLiteral("gateway"));
+        g.keepAliveMs = UpstreamProvider::parseMs(gateway, "keepalive_ms", g.keepAliveMs,
+                                                  QStringLiteral("gateway"));
     const QJsonValue providers = gateway.value("providers");
     if (!providers.isUndefined() && !providers.isObject())
         fail(QStringLiteral("gateway.providers must be an object of name: provider"));
@@ -198,17 +144,11 @@ QJsonObject GatewayConfig::toJson() const
 {
     QJsonObject providersJson;
     for (const ProviderConfig &p : providers) {
-        QJsonObject o{{"type", providerTypeName(p.type)},
-                      {"base_url", p.baseUrl},
-                      {"keys", QJsonArray::fromStringList(p.keys)},
-                      {"key_rest_ms", p.restMs},
-                      {"timeouts", QJsonObject{{"connect_ms", p.connectTimeoutMs},
-                                               {"first_byte_ms", p.firstByteTimeoutMs},
-                                               {"idle_ms", p.idleTimeoutMs},
-                                               {"total_ms", p.totalTimeoutMs},
-                                               {"messages_ms", p.messagesTimeoutMs}}}};
-        if (!p.keysEnv.isEmpty())
-            o.insert("keys_env", p.keysEnv);
+        QJsonObject o = p.sharedJson();
+        o.insert("type", providerTypeName(p.type));
+        QJsonObject timeouts = o.value("timeouts").toObject();
+        timeouts.insert("messages_ms", p.messagesTimeoutMs);
+        o.insert("timeouts", timeouts);
         if (p.type == ProviderType::Catalog) {
             o.insert("refresh_minutes", p.refreshMinutes);
             QJsonObject overrides;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ModelCatalog.h"
+#include "upstream/UpstreamProvider.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -19,28 +20,14 @@ enum class ProviderType
 
 QString providerTypeName(ProviderType type);
 
-struct ProviderConfig
+// A text provider: the settings every upstream shares (UpstreamProvider) plus what speaks it,
+// the messages timeout and, for a catalog, its live list's refresh and price overrides.
+struct ProviderConfig : UpstreamProvider
 {
-    QString name;
     ProviderType type = ProviderType::OpenAI;
-    QString baseUrl;     // includes the version path: https://api.openai.com/v1
-    QStringList keys;    // from the file; used round-robin, a key answering 429/5xx rests
-    QString keysEnv;     // an environment variable with more keys, comma-separated
-    QStringList envKeys; // read from keysEnv at load; never written back to the file
-    int connectTimeoutMs = 10'000;
-    int firstByteTimeoutMs = 0;      // until the response head arrives (0: the total applies)
-    int idleTimeoutMs = 60'000;      // longest silence inside a body or stream
-    int totalTimeoutMs = 600'000;    // whole call; the messages endpoint uses messagesTimeoutMs
     int messagesTimeoutMs = 120'000; // contract: messages upstream timeout 120 s
-    int restMs = 30'000;             // how long a failing key sits out
     int refreshMinutes = 60;         // catalog: model list refresh period (0: only on demand)
     QHash<QString, ModelPrice> priceOverrides; // catalog: upstream model id -> local price
-
-    // Every key to use: the file's, then the environment's.
-    QStringList allKeys() const { return keys + envKeys; }
-    // Upstream keys shown after entry: at most the first and last 4 characters, fewer for
-    // short keys.
-    static QString maskKey(const QString &key);
 };
 
 // The gateway's part of the config file ("gateway": {...}): providers, catalog additions and

@@ -80,23 +80,16 @@ QJsonArray GatewayFamily::modelsJson(const GatewaySnapshot &snapshot)
     return data;
 }
 
+QJsonArray GatewayFamily::models() const
+{
+    return modelsJson(*m_registry->snapshot());
+}
+
 QList<RouteSpec> GatewayFamily::routes(const ServerScope &scope)
 {
     auto *gateway = new Gateway(*m_registry, m_maxStreamBuffer, scope.parent);
     QList<RouteSpec> routes = gatewayRoutes(*gateway, m_minimumReservation);
     routes.append((new ProvidersControl(*m_registry, scope.parent))->routes());
-
-    RouteSpec models;
-    models.method = "GET";
-    models.pattern = QStringLiteral("/v1/models");
-    models.family = QStringLiteral("models");
-    models.auth = AuthMode::Public;
-    ProviderRegistry *registry = m_registry.get();
-    models.handler = [registry](const ContextPtr &ctx) {
-        ctx->respondJson(
-            200, QJsonObject{{"object", "list"}, {"data", modelsJson(*registry->snapshot())}});
-    };
-    routes.append(models);
     return routes;
 }
 

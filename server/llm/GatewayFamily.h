@@ -37,6 +37,7 @@ public:
     QList<ErrorPrefix> errorPrefixes() const override;
     void start(DatabaseService &db) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
+    QJsonArray models() const override;
     void stop() override;
 
     ProviderRegistry &registry() { return *m_registry; }

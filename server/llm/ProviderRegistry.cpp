@@ -15,11 +15,6 @@
 
 namespace {
 
-qint64 nowMs()
-{
-    return QDateTime::currentMSecsSinceEpoch();
-}
-
 // A catalog provider is fetched on its own (at start and every refresh_minutes) only once it
 // has a key, since it cannot serve requests without one: a fresh install makes no outbound
 // call until the operator sets a provider up.
@@ -193,37 +188,12 @@ ResolvedModel ProviderRegistry::resolve(const GatewaySnapshot &s, const QString 
 
 QString ProviderRegistry::pickKey(const ProviderConfig &provider, const QSet<QString> &tried)
 {
-    const QStringList keys = provider.allKeys();
-    if (keys.isEmpty())
-        return {};
-    QMutexLocker lock(&m_mutex);
-    KeyState &st = m_keys[provider.name];
-    const qint64 now = nowMs();
-    const int n = int(keys.size());
-    QString fallback;
-    qint64 fallbackUntil = std::numeric_limits<qint64>::max();
-    for (int i = 0; i < n; ++i) {
-        const QString &key = keys.at(int((st.next + quint64(i)) % quint64(n)));
-        if (tried.contains(key))
-            continue;
-        const qint64 until = st.restedUntilMs.value(key, 0);
-        if (until <= now) {
-            st.next = (st.next + quint64(i) + 1) % quint64(n);
-            return key;
-        }
-        if (until < fallbackUntil) {
-            fallback = key;
-            fallbackUntil = until;
-        }
-    }
-    // Every untried key is resting: try the one that rests the shortest rather than fail.
-    return fallback;
+    return m_keys.pick(provider, tried);
 }
 
 void ProviderRegistry::restKey(const ProviderConfig &provider, const QString &key)
 {
-    QMutexLocker lock(&m_mutex);
-    m_keys[provider.name].restedUntilMs.insert(key, nowMs() + provider.restMs);
+    m_keys.rest(provider, key);
 }
 
 QHash<QString, CatalogModel> ProviderRegistry::parseCatalog(const QByteArray &json)

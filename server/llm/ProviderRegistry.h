@@ -107,12 +107,7 @@ private:
     mutable QMutex m_mutex;
     std::shared_ptr<const GatewaySnapshot> m_snapshot;
     QHash<QString, QByteArray> m_liveBodies; // provider -> last good model list
-    struct KeyState
-    {
-        quint64 next = 0;
-        QHash<QString, qint64> restedUntilMs;
-    };
-    QHash<QString, KeyState> m_keys;
+    KeyRotation m_keys;
     DatabaseService *m_db = nullptr;
     UpstreamClient *m_client = nullptr;
     QHash<QString, QTimer *> m_timers;

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMutex>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+
+// What every upstream provider has, whatever it serves (text, audio, images): where it is, the
+// keys used in rotation, and the timeouts. Families extend it with their own fields (the text
+// gateway's ProviderConfig adds its type, the messages timeout and the live catalog).
+struct UpstreamProvider
+{
+    QString name;
+    QString baseUrl;     // includes the version path: https://api.openai.com/v1
+    QStringList keys;    // from the file; used round-robin, a key answering 429/5xx rests
+    QString keysEnv;     // an environment variable with more keys, comma-separated
+    QStringList envKeys; // read from keysEnv at load; never written back to the file
+    int connectTimeoutMs = 10'000;
+    int firstByteTimeoutMs = 0;   // until the response head arrives (0: the total applies)
+    int idleTimeoutMs = 60'000;   // longest silence inside a body or stream
+    int totalTimeoutMs = 600'000; // whole call
+    int restMs = 30'000;          // how long a failing key sits out
+
+    // Every key to use: the file's, then the environment's.
+    QStringList allKeys() const { return keys + envKeys; }
+    // Upstream keys shown after entry: at most the first and last 4 characters, fewer for
+    // short keys.
+    static QString maskKey(const QString &key);
+
+    // Reads the shared fields of a provider object onto p: base_url (http or https; trailing
+    // slashes dropped), keys, keys_env, key_rest_ms and timeouts {connect_ms, first_byte_ms,
+    // idle_ms, total_ms}. Absent fields keep p's values. `where` names the object in errors
+    // ("gateway.providers.openai"); throws std::runtime_error("config: <where>.<field> ...").
+    static void parseShared(UpstreamProvider &p, const QJsonObject &o, const QString &where);
+    // The same fields as JSON (timeouts as an object), for writing a config back.
+    QJsonObject sharedJson() const;
+    // A whole number of milliseconds from o[field] (0 to 24 h), or fallback when absent;
+    // throws like parseShared.
+    static int parseMs(const QJsonObject &o, const char *field, int fallback, const QString &where);
+};
+
+// Round-robin over a provider's keys, resting a key that answered 429 or 5xx for the provider's
+// restMs. Thread-safe; one per family (the state is per provider name).
+class KeyRotation
+{
+public:
+    // The next key not in `tried` and not resting; when every untried key rests, the one
+    // resting the shortest. Empty when the provider has no untried key.
+    QString pick(const UpstreamProvider &provider, const QSet<QString> &tried = {});
+    void rest(const UpstreamProvider &provider, const QString &key);
+
+private:
+    struct State
+    {
+        quint64 next = 0;
+        QHash<QString, qint64> restedUntilMs;
+    };
+    QMutex m_mutex;
+    QHash<QString, State> m_states;
+};
