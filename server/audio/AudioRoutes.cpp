@@ -1,0 +1,524 @@
+#include "AudioRoutes.h"
+
+#include "AudioDecoder.h"
+#include "AudioFamily.h"
+#include "AudioRequests.h"
+#include "AudioWorkers.h"
+#include "ErrorEnvelope.h"
+#include "RequestContext.h"
+#include "ServiceFamily.h"
+#include "SpeechRecognizer.h"
+#include "SpeechSynthesizer.h"
+#include "upstream/GuardedFetch.h"
+#include "Wav.h"
+
+#include <atomic>
+#include <cmath>
+#include <QMetaObject>
+#include <QPointer>
+#include <QTemporaryFile>
+
+namespace {
+
+constexpr double kMinSeconds = 0.1;
+constexpr double kMinReferenceSeconds = 1.0;
+constexpr double kMaxReferenceSeconds = 30.0;
+
+using Cancel = std::shared_ptr<std::atomic_bool>;
+
+void reply(const ContextPtr &ctx, const AudioRequestError &e)
+{
+    ctx->respondError(e.status, e.message,
+                      e.status < 500 ? QStringLiteral("invalid_request_error") : QString(), e.param,
+                      e.code);
+}
+
+// Every engine thread and queue slot is taken: 503 with Retry-After.
+void busy(const ContextPtr &ctx, const AudioWorkers &workers)
+{
+    const int after = workers.retryAfterSeconds();
+    ctx->respondRaw(
+        503, "application/json",
+        ErrorEnvelope::body(ctx->errorStyle(), 503,
+                            QStringLiteral("The audio engines are busy (%1 requests running or "
+                                           "waiting); retry in %2 s.")
+                                .arg(workers.pending())
+                                .arg(after),
+                            {}, {}, QStringLiteral("engine_busy")),
+        {{"Retry-After", QByteArray::number(after)}});
+}
+
+// Runs f on the server thread (home lives there); dropped when the server is gone.
+template <typename F> void onServer(const QPointer<QObject> &home, F f)
+{
+    if (home)
+        QMetaObject::invokeMethod(home.data(), std::move(f), Qt::QueuedConnection);
+}
+
+// The client left: answered for the record (nothing reaches it), so the usage row is written
+// and the reservation released.
+void gone(const ContextPtr &ctx)
+{
+    ctx->respondError(499, QStringLiteral("The client closed the request."));
+}
+
+Cancel cancelOnClose(const ContextPtr &ctx)
+{
+    auto cancel = std::make_shared<std::atomic_bool>(false);
+    ctx->exchange()->onClosed([cancel] { cancel->store(true); });
+    return cancel;
+}
+
+std::optional<MultipartForm> readForm(const ContextPtr &ctx, const MultipartLimits &limits,
+                                      const QString &what)
+{
+    QString error;
+    const auto boundary = multipartBoundary(ctx->request().header("content-type"), &error);
+    if (!boundary) {
+        ctx->respondError(400, QStringLiteral("%1 takes multipart/form-data: %2").arg(what, error),
+                          QStringLiteral("invalid_request_error"));
+        return std::nullopt;
+    }
+    MultipartForm form = parseMultipart(ctx->request().body, *boundary, limits);
+    if (form.error) {
+        ctx->respondError(form.error->status, form.error->message,
+                          QStringLiteral("invalid_request_error"), form.error->param);
+        return std::nullopt;
+    }
+    return form;
+}
+
+AudioRequestError decodeError(const AudioDecoder &decoder, const QString &param)
+{
+    if (decoder.error() == AudioDecoder::Error::Empty)
+        return {400, QStringLiteral("The audio in '%1' is empty.").arg(param), param,
+                QStringLiteral("empty_file")};
+    return {400,
+            QStringLiteral("The audio in '%1' could not be decoded (%2). Supported formats: %3.")
+                .arg(param, decoder.message(),
+                     AudioDecoder::supportedFormats().join(QStringLiteral(", "))),
+            param, QStringLiteral("invalid_file_format")};
+}
+
+std::unique_ptr<AudioDecoder> decoderFor(const MultipartPart *part, const QString &path)
+{
+    return part ? AudioDecoder::fromBytes(part->data) : AudioDecoder::fromFile(path);
+}
+
+// ---- POST /v1/audio/transcriptions --------------------------------------------------------
+
+// One transcription in flight: the validated request, its audio (a view into the body or a
+// downloaded temporary file) and the stages, each on the thread it belongs to.
+struct Transcription : std::enable_shared_from_this<Transcription>
+{
+    ContextPtr ctx;
+    AudioFamily *family = nullptr;
+    QPointer<QObject> home;
+    GuardedFetch *fetcher = nullptr;
+    MultipartForm form; // req.file points into it; its data into the request body
+    TranscriptionRequest req;
+    std::unique_ptr<QTemporaryFile> download;
+    Cancel cancel;
+
+    void start()
+    {
+        if (!req.provider->unusableReason().isEmpty()) {
+            ctx->respondError(503, req.provider->unusableReason(), {}, QStringLiteral("model"),
+                              QStringLiteral("provider_not_configured"));
+            return;
+        }
+        if (req.provider->type != AudioProviderType::Local) {
+            ctx->respondError(
+                503,
+                QStringLiteral("The audio provider '%1' (type %2) cannot transcribe in this build; "
+                               "use a model on the local provider, such as rapid.")
+                    .arg(req.provider->name, audioProviderTypeName(req.provider->type)),
+                {}, QStringLiteral("model"), QStringLiteral("provider_not_available"));
+            return;
+        }
+        if (!req.language.isEmpty() && req.language != u"en") {
+            ctx->respondError(
+                400,
+                QStringLiteral("The local engine of '%1' transcribes English (en) only; a model "
+                               "on an upstream provider (such as vendorB-asr-1) serves '%2'.")
+                    .arg(req.model->id, req.language),
+                QStringLiteral("invalid_request_error"), QStringLiteral("language"),
+                QStringLiteral("unsupported_language"));
+            return;
+        }
+        if (req.fileUri.isEmpty())
+            probe();
+        else
+            fetch();
+    }
+
+    // file_uri: streamed to a temporary file through the outbound URL guard.
+    void fetch()
+    {
+        download = std::make_unique<QTemporaryFile>();
+        if (!download->open()) {
+            ctx->respondError(500, QStringLiteral("No temporary file for the download."));
+            return;
+        }
+        const UrlPolicy &policy = family->config().fileUri;
+        FetchRequest request;
+        request.url = req.fileUri;
+        GuardedFetchCallPtr call = fetcher->start(request, policy);
+        auto self = shared_from_this();
+        call->onData = [self](const QByteArray &chunk) {
+            return !self->cancel->load() && self->download->write(chunk) == chunk.size();
+        };
+        call->onDone = [self, call, maxBytes = policy.maxBytes](const FetchOutcome &o) {
+            Q_UNUSED(call); // kept alive until done
+            if (self->cancel->load())
+                return gone(self->ctx);
+            if (!o.ok()) {
+                const bool tooLarge = o.error == FetchError::TooLarge;
+                self->ctx->respondError(
+                    tooLarge ? 413 : 400,
+                    tooLarge ? QStringLiteral("The audio at 'file_uri' is larger than the limit "
+                                              "of %1 bytes.")
+                                   .arg(maxBytes)
+                             : QStringLiteral("'file_uri' could not be fetched: %1").arg(o.message),
+                    QStringLiteral("invalid_request_error"), QStringLiteral("file_uri"),
+                    tooLarge ? QStringLiteral("file_too_large") : QStringLiteral("fetch_failed"));
+                return;
+            }
+            self->download->flush();
+            self->probe();
+        };
+    }
+
+    // On a worker: is it audio, and how long? The duration sets the reservation.
+    void probe()
+    {
+        auto self = shared_from_this();
+        if (!family->workers().tryRun([self] {
+                auto decoder = decoderFor(self->req.file,
+                                          self->download ? self->download->fileName() : QString());
+                std::optional<AudioRequestError> error;
+                double seconds = 0;
+                if (!decoder->open()) {
+                    error = decodeError(*decoder, QStringLiteral("file"));
+                } else {
+                    seconds = decoder->statedDuration();
+                    if (seconds < 0)
+                        seconds = decoder->measureDuration(self->cancel.get());
+                }
+                onServer(self->home, [self, error, seconds] {
+                    if (error)
+                        return reply(self->ctx, *error);
+                    if (seconds < kMinSeconds)
+                        return reply(self->ctx, tooShort(seconds));
+                    const qint64 frames = qint64(std::ceil(seconds * SpeechRecognizer::kRate));
+                    self->ctx->reserve(AudioConfig::transcriptionCost(
+                                           frames, SpeechRecognizer::kRate, self->req.model->price),
+                                       [self] { self->recognize(); });
+                });
+            }))
+            busy(ctx, family->workers());
+    }
+
+    static AudioRequestError tooShort(double seconds)
+    {
+        return {400,
+                QStringLiteral("The audio is %1 s long; the minimum is 0.1 s.")
+                    .arg(std::max(0.0, seconds), 0, 'f', 3),
+                QStringLiteral("file"), QStringLiteral("audio_too_short")};
+    }
+
+    void recognize()
+    {
+        auto self = shared_from_this();
+        if (!family->workers().tryRun([self] {
+                QString error;
+                auto recognizer = self->family->workers().recognizer(&error);
+                std::optional<AudioRequestError> failure;
+                Transcript transcript;
+                qint64 frames = -1;
+                if (!recognizer) {
+                    failure = AudioRequestError{500, error, {}, {}};
+                } else {
+                    auto decoder = decoderFor(
+                        self->req.file, self->download ? self->download->fileName() : QString());
+                    recognizer->begin(self->cancel.get());
+                    if (decoder->open())
+                        frames = decoder->decode(
+                            SpeechRecognizer::kRate, 1,
+                            [&](const int16_t *samples, qsizetype n) {
+                                return recognizer->feed(samples, n);
+                            },
+                            self->cancel.get());
+                    if (frames < 0)
+                        failure = decodeError(*decoder, QStringLiteral("file"));
+                    else
+                        transcript = recognizer->finish();
+                }
+                onServer(self->home, [self, failure, transcript, frames] {
+                    self->answer(failure, transcript, frames);
+                });
+            }))
+            busy(ctx, family->workers());
+    }
+
+    void answer(const std::optional<AudioRequestError> &failure, const Transcript &t, qint64 frames)
+    {
+        if (cancel->load())
+            return gone(ctx);
+        if (failure)
+            return reply(ctx, *failure);
+        if (frames < qint64(kMinSeconds * SpeechRecognizer::kRate))
+            return reply(ctx, tooShort(double(frames) / SpeechRecognizer::kRate));
+        TranscriptFormat::Options options;
+        options.language = TranscriptFormat::languageName(
+            req.language.isEmpty() ? QStringLiteral("en") : req.language);
+        options.words = req.wordTimestamps;
+        options.segments = req.segmentTimestamps;
+        QByteArray type;
+        const QByteArray body = TranscriptFormat::render(t, req.format, options, &type);
+        UsageRecord &u = ctx->usage();
+        u.model = req.model->id;
+        u.audioMs = frames * 1000 / SpeechRecognizer::kRate;
+        u.cost = AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate, req.model->price);
+        ctx->respondRaw(200, type, body);
+    }
+};
+
+// ---- POST /v1/audio/speech -------------------------------------------------------------------
+
+struct Speech : std::enable_shared_from_this<Speech>
+{
+    ContextPtr ctx;
+    AudioFamily *family = nullptr;
+    QPointer<QObject> home;
+    MultipartForm form; // req.promptAudio points into it
+    SpeechRequest req;
+    Cancel cancel;
+    SpeechParams params;
+    bool approximateClone = false;
+    bool started = false;
+
+    void start()
+    {
+        if (!req.provider->unusableReason().isEmpty()) {
+            ctx->respondError(503, req.provider->unusableReason(), {}, QStringLiteral("model"),
+                              QStringLiteral("provider_not_configured"));
+            return;
+        }
+        if (req.provider->type != AudioProviderType::Local) {
+            ctx->respondError(
+                503,
+                QStringLiteral("The audio provider '%1' (type %2) cannot synthesize in this build; "
+                               "use a model on the local provider, such as vendorE-tts-nano.")
+                    .arg(req.provider->name, audioProviderTypeName(req.provider->type)),
+                {}, QStringLiteral("model"), QStringLiteral("provider_not_available"));
+            return;
+        }
+        params.speed = req.speed;
+        const qint64 cost = AudioConfig::speechCost(req.characters, req.model->price);
+        auto self = shared_from_this();
+        ctx->reserve(cost, [self] {
+            if (self->cancel->load())
+                return gone(self->ctx);
+            if (self->req.promptAudio)
+                self->analyzeReference();
+            else
+                self->synthesize();
+        });
+    }
+
+    // Voice cloning without a cloning upstream: the reference's pitch and speaking rate.
+    void analyzeReference()
+    {
+        auto self = shared_from_this();
+        if (!family->workers().tryRun([self] {
+                auto decoder = AudioDecoder::fromBytes(self->req.promptAudio->data);
+                std::optional<AudioRequestError> error;
+                ReferenceVoice ref;
+                if (!decoder->open()) {
+                    error = decodeError(*decoder, QStringLiteral("prompt_audio"));
+                } else {
+                    std::vector<int16_t> pcm;
+                    const qint64 limit = qint64(kMaxReferenceSeconds + 1) * 16'000;
+                    const qint64 frames = decoder->decode(
+                        16'000, 1,
+                        [&](const int16_t *s, qsizetype n) {
+                            pcm.insert(pcm.end(), s, s + n);
+                            return qint64(pcm.size()) <= limit;
+                        },
+                        self->cancel.get());
+                    const double seconds = double(pcm.size()) / 16'000;
+                    if (frames < 0 && decoder->error() != AudioDecoder::Error::Cancelled)
+                        error = decodeError(*decoder, QStringLiteral("prompt_audio"));
+                    else if (seconds < kMinReferenceSeconds || seconds > kMaxReferenceSeconds)
+                        error = AudioRequestError{
+                            400,
+                            QStringLiteral("prompt_audio is %1 s long; it must be 1 to 30 s "
+                                           "(5 to 15 s of clear speech works best).")
+                                .arg(frames < 0 ? QStringLiteral("over 30")
+                                                : QString::number(seconds, 'f', 1)),
+                            QStringLiteral("prompt_audio"), QStringLiteral("invalid_duration")};
+                    else
+                        ref = ::analyzeReference(pcm.data(), qsizetype(pcm.size()), 16'000);
+                }
+                onServer(self->home, [self, error, ref] {
+                    if (error)
+                        return reply(self->ctx, *error);
+                    if (ref.meanPitchHz > 0)
+                        self->params.pitchHz = ref.meanPitchHz;
+                    if (ref.syllablesPerSecond > 0)
+                        self->params.syllablesPerSecond = ref.syllablesPerSecond;
+                    self->approximateClone = true;
+                    self->synthesize();
+                });
+            }))
+            busy(ctx, family->workers());
+    }
+
+    void synthesize()
+    {
+        auto self = shared_from_this();
+        if (!family->workers().tryRun([self] {
+                const QString error = SpeechSynthesizer::synthesize(
+                    self->req.voice, self->req.input, self->params,
+                    [self](const QByteArray &pcm) {
+                        if (self->cancel->load())
+                            return false;
+                        onServer(self->home, [self, pcm] { self->write(pcm); });
+                        return true;
+                    },
+                    self->cancel.get());
+                onServer(self->home, [self, error] { self->finish(error); });
+            }))
+            busy(ctx, family->workers());
+    }
+
+    void write(const QByteArray &pcm)
+    {
+        if (cancel->load() || (!started && ctx->isAnswered()))
+            return;
+        if (!started) {
+            started = true;
+            HttpHeaders headers{
+                {"Content-Type", req.wav ? "audio/wav" : "application/octet-stream"},
+                {"X-Audio-Format", "s16le; rate=48000; channels=2"}};
+            if (approximateClone)
+                headers.append(qMakePair(QByteArray("X-Voice-Clone"), QByteArray("approximate")));
+            ctx->startStream(200, headers);
+            if (req.wav)
+                ctx->writeStream(
+                    Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels));
+        }
+        if (!pcm.isEmpty())
+            ctx->writeStream(pcm);
+    }
+
+    void finish(const QString &error)
+    {
+        UsageRecord &u = ctx->usage();
+        u.model = req.model->id;
+        if (cancel->load() || !error.isEmpty()) {
+            if (!started) {
+                if (cancel->load())
+                    return gone(ctx);
+                ctx->respondError(500, QStringLiteral("Speech synthesis failed: %1").arg(error));
+                return;
+            }
+            // Mid-stream: nothing is charged, and the client must not take a cut answer for
+            // a whole one.
+            ctx->setStreamStatus(cancel->load() ? 499 : 500);
+            ctx->exchange()->abortConnection();
+            ctx->finishStream({});
+            return;
+        }
+        if (!started) // no audio at all (text of only punctuation): an empty but valid answer
+            write(QByteArray());
+        u.characters = req.characters;
+        u.cost = AudioConfig::speechCost(req.characters, req.model->price);
+        ctx->finishStream({});
+    }
+};
+
+} // namespace
+
+QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
+{
+    QPointer<QObject> home(scope.parent);
+    auto *fetcher = new GuardedFetch(scope.parent);
+    QList<RouteSpec> routes;
+
+    RouteSpec transcriptions;
+    transcriptions.method = "POST";
+    transcriptions.pattern = QStringLiteral("/v1/audio/transcriptions");
+    transcriptions.family = QStringLiteral("audio");
+    transcriptions.bucket = QStringLiteral("audio");
+    transcriptions.upload = true;
+    transcriptions.bodyLimit = AudioRequests::kMaxFileBytes + 1024 * 1024;
+    transcriptions.tooLarge = QStringLiteral("The field 'file' is limited to 26214400 bytes "
+                                             "(25 MiB).");
+    transcriptions.handler = [&family, home, fetcher](const ContextPtr &ctx) {
+        auto form = readForm(ctx, AudioRequests::transcriptionLimits(),
+                             QStringLiteral("POST /v1/audio/transcriptions"));
+        if (!form)
+            return;
+        auto t = std::make_shared<Transcription>();
+        t->form = std::move(*form);
+        if (auto e = AudioRequests::transcription(t->form, family.config(), &t->req))
+            return reply(ctx, *e);
+        t->ctx = ctx;
+        t->family = &family;
+        t->home = home;
+        t->fetcher = fetcher;
+        t->cancel = cancelOnClose(ctx);
+        t->start();
+    };
+    routes.append(transcriptions);
+
+    RouteSpec speech;
+    speech.method = "POST";
+    speech.pattern = QStringLiteral("/v1/audio/speech");
+    speech.family = QStringLiteral("audio");
+    speech.bucket = QStringLiteral("audio");
+    speech.upload = true; // the cloning form carries up to 1 MiB of reference audio
+    speech.bodyLimit = AudioRequests::kMaxPromptAudioBytes + 256 * 1024;
+    speech.tooLarge = QStringLiteral("The field 'prompt_audio' is limited to 1048576 bytes "
+                                     "(1 MiB).");
+    speech.handler = [&family, home](const ContextPtr &ctx) {
+        auto s = std::make_shared<Speech>();
+        const QByteArray type = ctx->request().header("content-type").trimmed().toLower();
+        if (type.startsWith("multipart/")) {
+            auto form = readForm(ctx, AudioRequests::speechLimits(),
+                                 QStringLiteral("POST /v1/audio/speech"));
+            if (!form)
+                return;
+            s->form = std::move(*form);
+            if (auto e = AudioRequests::speechFromForm(s->form, family.config(), family.voices(),
+                                                       &s->req))
+                return reply(ctx, *e);
+        } else {
+            const auto body = ctx->jsonBody();
+            if (!body)
+                return;
+            if (auto e =
+                    AudioRequests::speechFromJson(*body, family.config(), family.voices(), &s->req))
+                return reply(ctx, *e);
+        }
+        s->ctx = ctx;
+        s->family = &family;
+        s->home = home;
+        s->cancel = cancelOnClose(ctx);
+        s->start();
+    };
+    routes.append(speech);
+
+    RouteSpec voices;
+    voices.method = "GET";
+    voices.pattern = QStringLiteral("/v1/audio/voices");
+    voices.family = QStringLiteral("audio");
+    voices.auth = AuthMode::Public;
+    voices.handler = [&family](const ContextPtr &ctx) {
+        ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", family.voices().toJson()}});
+    };
+    routes.append(voices);
+    return routes;
+}

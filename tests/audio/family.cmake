@@ -1,0 +1,7 @@
+# The audio family's suites (server/audio); the engines' own suites are in engine.cmake.
+# Included from tests/CMakeLists.txt.
+switchyard_test(tst_audio_family SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_family.cpp
+    LIBS switchyard_family_audio)
+switchyard_test(tst_audio_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_http.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/AudioTestSupport.h
+    LIBS switchyard_serverfixture switchyard_family_audio TIMEOUT 600)

@@ -1,0 +1,353 @@
+// The audio family's pure parts: configuration, prices, transcript formats and the request
+// validation of both routes.
+
+#include "AudioConfig.h"
+#include "AudioRequests.h"
+#include "Money.h"
+#include "TranscriptFormat.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using Fields = QList<QPair<QByteArray, QByteArray>>;
+
+namespace {
+
+Transcript sample()
+{
+    Transcript t;
+    t.duration = 5.0;
+    RecognizedSegment a;
+    a.start = 0.0;
+    a.end = 1.2344;
+    a.text = QStringLiteral("hello there");
+    a.words = {{QStringLiteral("hello"), 0.0, 0.5, 0.9},
+               {QStringLiteral("there"), 0.6, 1.2344, 0.8}};
+    RecognizedSegment b;
+    b.start = 3661.0005;
+    b.end = 3662.5;
+    b.text = QStringLiteral("a --> b & <c>");
+    t.segments = {a, b};
+    t.text = QStringLiteral("hello there a --> b & <c>");
+    return t;
+}
+
+MultipartForm form(const QList<QPair<QByteArray, QByteArray>> &fields, bool withFile = true)
+{
+    MultipartForm f;
+    for (const auto &[name, value] : fields) {
+        MultipartPart p;
+        p.name = name;
+        p.data = value;
+        f.parts.append(p);
+    }
+    if (withFile) {
+        MultipartPart file;
+        file.name = "file";
+        file.filename = "a.wav";
+        file.hasFilename = true;
+        file.data = "RIFF";
+        f.parts.append(file);
+    }
+    return f;
+}
+
+} // namespace
+
+class TestAudioFamily : public QObject
+{
+    Q_OBJECT
+private slots:
+    void prices()
+    {
+        // 0.006 credits per minute: one minute at 16 kHz is 960,000 frames.
+        QCOMPARE(AudioConfig::transcriptionCost(960000, 16000, 6000000), qint64(6000000));
+        // One frame: 6e6 / 960000 = 6.25 units, rounded up once.
+        QCOMPARE(AudioConfig::transcriptionCost(1, 16000, 6000000), qint64(7));
+        QCOMPARE(AudioConfig::transcriptionCost(4, 16000, 6000000), qint64(25));
+        QCOMPARE(AudioConfig::transcriptionCost(0, 16000, 6000000), qint64(0));
+        // 0.005 credits per 1,000 characters: 5,000 units a character.
+        QCOMPARE(AudioConfig::speechCost(1, 5000000), qint64(5000));
+        QCOMPARE(AudioConfig::speechCost(4096, 5000000), qint64(20480000));
+        QCOMPARE(AudioConfig::speechCost(1, 1), qint64(1)); // rounded up
+        QCOMPARE(AudioConfig::speechCost(1000, 1), qint64(1));
+        QCOMPARE(AudioConfig::speechCost(1001, 1), qint64(2));
+    }
+
+    void defaultsAndModels()
+    {
+        const AudioConfig c = AudioConfig::defaults();
+        QCOMPARE(c.model("rapid")->provider, QStringLiteral("local"));
+        QCOMPARE(c.model("vendorE-tts-nano")->provider, QStringLiteral("local"));
+        QCOMPARE(c.model("vendorB-asr-1")->provider, QStringLiteral("openai"));
+        QVERIFY(c.provider("local")->unusableReason().isEmpty());
+        const QString why = c.provider("openai")->unusableReason();
+        QVERIFY2(why.contains("audio.providers.openai.keys"), qPrintable(why));
+        const QJsonArray models = c.modelsJson();
+        QCOMPARE(models.size(), 3);
+        QCOMPARE(models.at(0).toObject().value("pricing").toObject().value("per_minute").toString(),
+                 QStringLiteral("0.006000000"));
+        QCOMPARE(models.at(2).toObject().value("endpoints").toArray().at(0).toString(),
+                 QStringLiteral("audio.speech"));
+    }
+
+    void configParsing()
+    {
+        const AudioConfig c = AudioConfig::fromJson(
+            QJsonDocument::fromJson(
+                "{"
+                "\"providers\": {\"openai\": {\"keys\": [\"sk-up-1\"]},"
+                "\"fish\": {\"type\": \"fish-speech\", \"base_url\": \"http://127.0.0.1:8080/\"}},"
+                "\"models\": [{\"id\": \"rapid\", \"price_per_minute\": \"0.01\"},"
+                "{\"id\": \"my-tts\", \"task\": \"speech\", \"provider\": \"fish\","
+                "\"price_per_1k_chars\": \"0.02\"}],"
+                "\"clone_provider\": \"fish\", \"workers\": 3, \"queue\": 5,"
+                "\"file_uri\": {\"max_bytes\": 1000, \"timeout_ms\": 5000,"
+                "\"fetch\": {\"allow_http\": true, \"allow_cidrs\": [\"127.0.0.0/8\"]}}"
+                "}")
+                .object());
+        QVERIFY(c.provider("openai")->unusableReason().isEmpty());
+        QCOMPARE(c.provider("fish")->baseUrl, QStringLiteral("http://127.0.0.1:8080"));
+        QCOMPARE(c.model("rapid")->price, qint64(10000000));
+        QCOMPARE(c.model("rapid")->task, AudioTask::Transcription);
+        QCOMPARE(c.model("my-tts")->price, qint64(20000000));
+        QCOMPARE(c.cloneProvider, QStringLiteral("fish"));
+        QCOMPARE(c.workers, 3);
+        QCOMPARE(c.fileUri.maxBytes, qint64(1000));
+        QCOMPARE(c.fileUri.totalTimeoutMs, 5000);
+        QVERIFY(c.fileUri.schemes.contains("http"));
+    }
+
+    void configErrors_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("type") << QByteArray("{\"providers\":{\"x\":{\"type\":\"grpc\"}}}")
+                              << "providers.x.type";
+        QTest::newRow("url") << QByteArray("{\"providers\":{\"x\":{\"base_url\":\"ftp://a\"}}}")
+                             << "providers.x.base_url";
+        QTest::newRow("model provider")
+            << QByteArray("{\"models\":[{\"id\":\"m\",\"task\":\"speech\",\"provider\":\"nope\"}]}")
+            << "nope";
+        QTest::newRow("task") << QByteArray("{\"models\":[{\"id\":\"m\",\"task\":\"sing\"}]}")
+                              << "models[0].task";
+        QTest::newRow("price") << QByteArray(
+                                      "{\"models\":[{\"id\":\"rapid\",\"price_per_minute\":1}]}")
+                               << "models[0].price_per_minute";
+        QTest::newRow("clone") << QByteArray("{\"clone_provider\":\"openai\"}") << "clone_provider";
+        QTest::newRow("workers") << QByteArray("{\"workers\":-1}") << "workers";
+        QTest::newRow("max_bytes")
+            << QByteArray("{\"file_uri\":{\"max_bytes\":0}}") << "file_uri.max_bytes";
+        QTest::newRow("fetch") << QByteArray("{\"file_uri\":{\"fetch\":{\"bogus\":1}}}")
+                               << "file_uri.fetch";
+    }
+    void configErrors()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, field);
+        try {
+            AudioConfig::fromJson(QJsonDocument::fromJson(json).object());
+            QFAIL("accepted");
+        } catch (const std::exception &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(field), e.what());
+        }
+    }
+
+    void timestamps()
+    {
+        QCOMPARE(TranscriptFormat::timestamp(0, u','), QStringLiteral("00:00:00,000"));
+        QCOMPARE(TranscriptFormat::timestamp(1.2344, u','), QStringLiteral("00:00:01,234"));
+        QCOMPARE(TranscriptFormat::timestamp(1.2346, u'.'), QStringLiteral("00:00:01.235"));
+        QCOMPARE(TranscriptFormat::timestamp(59.9996, u'.'), QStringLiteral("00:01:00.000"));
+        QCOMPARE(TranscriptFormat::timestamp(3661.0005, u','), QStringLiteral("01:01:01,001"));
+        QCOMPARE(TranscriptFormat::timestamp(360000, u','), QStringLiteral("100:00:00,000"));
+    }
+
+    void formats()
+    {
+        const Transcript t = sample();
+        QByteArray type;
+        TranscriptFormat::Options o;
+        QCOMPARE(TranscriptFormat::render(t, TranscriptFormat::Format::Json, o, &type),
+                 QByteArray("{\"text\":\"hello there a --> b & <c>\"}"));
+        QCOMPARE(type, QByteArray("application/json"));
+        QCOMPARE(TranscriptFormat::render(t, TranscriptFormat::Format::Text, o, &type),
+                 QByteArray("hello there a --> b & <c>\n"));
+        QCOMPARE(type, QByteArray("text/plain; charset=utf-8"));
+        QCOMPARE(TranscriptFormat::render(t, TranscriptFormat::Format::Srt, o, &type),
+                 QByteArray("1\n00:00:00,000 --> 00:00:01,234\nhello there\n\n"
+                            "2\n01:01:01,001 --> 01:01:02,500\na -> b & <c>\n\n"));
+        QCOMPARE(TranscriptFormat::render(t, TranscriptFormat::Format::Vtt, o, &type),
+                 QByteArray("WEBVTT\n\n00:00:00.000 --> 00:00:01.234\nhello there\n\n"
+                            "01:01:01.001 --> 01:01:02.500\na --&gt; b &amp; &lt;c&gt;\n\n"));
+        QCOMPARE(type, QByteArray("text/plain; charset=utf-8"));
+
+        o.words = true;
+        const QJsonObject v =
+            QJsonDocument::fromJson(
+                TranscriptFormat::render(t, TranscriptFormat::Format::VerboseJson, o, &type))
+                .object();
+        QCOMPARE(v.value("task").toString(), QStringLiteral("transcribe"));
+        QCOMPARE(v.value("language").toString(), QStringLiteral("english"));
+        QCOMPARE(v.value("duration").toDouble(), 5.0);
+        const QJsonArray segments = v.value("segments").toArray();
+        QCOMPARE(segments.size(), 2);
+        const QJsonObject s0 = segments.at(0).toObject();
+        for (const char *k : {"id", "seek", "start", "end", "text", "tokens", "temperature",
+                              "avg_logprob", "compression_ratio", "no_speech_prob"})
+            QVERIFY2(s0.contains(QLatin1String(k)), k);
+        QCOMPARE(s0.value("end").toDouble(), 1.234);
+        QCOMPARE(segments.at(1).toObject().value("seek").toInt(), 366100);
+        const QJsonArray words = v.value("words").toArray();
+        QCOMPARE(words.size(), 2);
+        QCOMPARE(words.at(1).toObject().value("word").toString(), QStringLiteral("there"));
+
+        o.segments = false;
+        const QJsonObject w =
+            QJsonDocument::fromJson(
+                TranscriptFormat::render(t, TranscriptFormat::Format::VerboseJson, o, &type))
+                .object();
+        QVERIFY(!w.contains("segments"));
+        QVERIFY(w.contains("words"));
+
+        // An empty transcript is still a valid document of each format.
+        QCOMPARE(TranscriptFormat::render(Transcript{}, TranscriptFormat::Format::Vtt, {}, &type),
+                 QByteArray("WEBVTT\n\n"));
+        QCOMPARE(TranscriptFormat::render(Transcript{}, TranscriptFormat::Format::Srt, {}, &type),
+                 QByteArray());
+    }
+
+    void transcriptionRequest()
+    {
+        const AudioConfig c = AudioConfig::defaults();
+        TranscriptionRequest r;
+        QVERIFY(!AudioRequests::transcription(form({}), c, &r));
+        QCOMPARE(r.model->id, QStringLiteral("rapid"));
+        QCOMPARE(r.format, TranscriptFormat::Format::Json);
+        QVERIFY(r.file);
+
+        TranscriptionRequest v;
+        QVERIFY(!AudioRequests::transcription(form({{"model", "vendorB-asr-1"},
+                                                    {"response_format", "verbose_json"},
+                                                    {"language", "fr"},
+                                                    {"temperature", "0.3"},
+                                                    {"timestamp_granularities[]", "word"},
+                                                    {"timestamp_granularities[]", "segment"}}),
+                                              c, &v));
+        QCOMPARE(v.model->id, QStringLiteral("vendorB-asr-1"));
+        QVERIFY(v.wordTimestamps && v.segmentTimestamps);
+        QCOMPARE(*v.temperature, 0.3);
+        QCOMPARE(v.language, QStringLiteral("fr"));
+
+        TranscriptionRequest u;
+        QVERIFY(!AudioRequests::transcription(
+            form({{"file_uri", "https://example.com/a.mp3"}}, false), c, &u));
+        QCOMPARE(u.fileUri, QStringLiteral("https://example.com/a.mp3"));
+    }
+
+    void transcriptionErrors_data()
+    {
+        QTest::addColumn<Fields>("fields");
+        QTest::addColumn<bool>("withFile");
+        QTest::addColumn<QString>("param");
+        using F = Fields;
+        QTest::newRow("no file") << F{} << false << "file";
+        QTest::newRow("both") << F{{"file_uri", "https://x/a.wav"}} << true << "file";
+        QTest::newRow("model") << F{{"model", "vendorE-tts-nano"}} << true << "model";
+        QTest::newRow("format") << F{{"response_format", "xml"}} << true << "response_format";
+        QTest::newRow("language") << F{{"language", "english"}} << true << "language";
+        QTest::newRow("temperature") << F{{"temperature", "1.5"}} << true << "temperature";
+        QTest::newRow("temperature text") << F{{"temperature", "warm"}} << true << "temperature";
+        QTest::newRow("stream") << F{{"stream", "true"}} << true << "stream";
+        QTest::newRow("repeated") << F{{"model", "rapid"}, {"model", "rapid"}} << true << "model";
+        QTest::newRow("granularity")
+            << F{{"response_format", "verbose_json"}, {"timestamp_granularities[]", "char"}} << true
+            << "timestamp_granularities";
+        QTest::newRow("granularity json")
+            << F{{"timestamp_granularities[]", "word"}} << true << "timestamp_granularities";
+    }
+    void transcriptionErrors()
+    {
+        QFETCH(Fields, fields);
+        QFETCH(bool, withFile);
+        QFETCH(QString, param);
+        TranscriptionRequest r;
+        const auto e =
+            AudioRequests::transcription(form(fields, withFile), AudioConfig::defaults(), &r);
+        QVERIFY(e);
+        QCOMPARE(e->status, 400);
+        QCOMPARE(e->param, param);
+        QVERIFY(!e->message.isEmpty());
+    }
+
+    void speechRequest()
+    {
+        const AudioConfig c = AudioConfig::defaults();
+        const VoiceCatalog voices = VoiceCatalog::builtin();
+        SpeechRequest r;
+        QVERIFY(
+            !AudioRequests::speechFromJson(QJsonObject{{"input", "héllo 你好 😀"}}, c, voices, &r));
+        QCOMPARE(r.characters, qint64(10)); // code points, not UTF-16 units
+        QCOMPARE(r.voice.name, QStringLiteral("nova"));
+        QVERIFY(r.wav);
+        QCOMPARE(r.model->id, QStringLiteral("vendorE-tts-nano"));
+
+        const QString max = QString(4096, u'a');
+        QVERIFY(!AudioRequests::speechFromJson(QJsonObject{{"input", max}}, c, voices, &r));
+        QString emoji;
+        for (int i = 0; i < 4096; ++i)
+            emoji += QStringLiteral("😀");
+        QVERIFY(!AudioRequests::speechFromJson(QJsonObject{{"input", emoji}}, c, voices, &r));
+        QCOMPARE(r.characters, qint64(4096));
+
+        auto error = [&](const QJsonObject &body) {
+            SpeechRequest s;
+            const auto e = AudioRequests::speechFromJson(body, c, voices, &s);
+            return e ? e->param : QString();
+        };
+        QCOMPARE(error({}), QStringLiteral("input"));
+        QCOMPARE(error({{"input", ""}}), QStringLiteral("input"));
+        QCOMPARE(error({{"input", 5}}), QStringLiteral("input"));
+        QCOMPARE(error({{"input", max + u'a'}}), QStringLiteral("input"));
+        QCOMPARE(error({{"input", emoji + u'a'}}), QStringLiteral("input"));
+        QCOMPARE(error({{"input", "hi"}, {"voice", "nobody"}}), QStringLiteral("voice"));
+        QCOMPARE(error({{"input", "hi"}, {"response_format", "mp3"}}),
+                 QStringLiteral("response_format"));
+        QCOMPARE(error({{"input", "hi"}, {"speed", 4.5}}), QStringLiteral("speed"));
+        QCOMPARE(error({{"input", "hi"}, {"speed", 0.2}}), QStringLiteral("speed"));
+        QCOMPARE(error({{"input", "hi"}, {"speed", "fast"}}), QStringLiteral("speed"));
+        QCOMPARE(error({{"input", "hi"}, {"model", "rapid"}}), QStringLiteral("model"));
+
+        SpeechRequest s;
+        const auto e = AudioRequests::speechFromJson(QJsonObject{{"input", "hi"}, {"voice", "x"}},
+                                                     c, voices, &s);
+        QVERIFY(e->message.contains("/v1/audio/voices"));
+        const auto f = AudioRequests::speechFromJson(
+            QJsonObject{{"input", "hi"}, {"response_format", "mp3"}}, c, voices, &s);
+        QVERIFY(f->message.contains("wav") && f->message.contains("pcm"));
+    }
+
+    void speechForm()
+    {
+        const AudioConfig c = AudioConfig::defaults();
+        const VoiceCatalog voices = VoiceCatalog::builtin();
+        MultipartForm f = form({{"input", "hello"}, {"voice", "alloy"}, {"speed", "1.5"}}, false);
+        MultipartPart ref;
+        ref.name = "prompt_audio";
+        ref.hasFilename = true;
+        ref.data = "RIFF";
+        f.parts.append(ref);
+        SpeechRequest r;
+        QVERIFY(!AudioRequests::speechFromForm(f, c, voices, &r));
+        QCOMPARE(r.speed, 1.5);
+        QVERIFY(r.promptAudio);
+        f.parts.append(ref);
+        const auto e = AudioRequests::speechFromForm(f, c, voices, &r);
+        QVERIFY(e);
+        QCOMPARE(e->param, QStringLiteral("prompt_audio"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAudioFamily)
+#include "tst_audio_family.moc"

@@ -1,0 +1,422 @@
+// The audio routes over HTTP on the local engines: speech streamed as WAV or PCM, transcription
+// in every format, file_uri through the outbound URL guard, the errors in the envelope, the
+// busy pool's 503, and billing exact to the unit with nothing charged on failure.
+
+#include "AudioConfig.h"
+#include "AudioFamily.h"
+#include "AudioTestSupport.h"
+#include "Money.h"
+#include "Pipeline.h"
+#include "RequestContext.h"
+#include "ServerFixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+#include <QtEndian>
+#include <QTest>
+
+namespace {
+
+const QByteArray kBoundary = "----switchyard-test-7MA4YWxkTrZu0gW";
+const QString kSentence = QStringLiteral("The quick brown fox jumps over the lazy dog.");
+
+void sqliteRow()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::newRow("sqlite") << QStringLiteral("sqlite");
+}
+
+qint64 balance(ServerFixture &f)
+{
+    return f.store().balance(f.store().defaultAccountId());
+}
+
+HttpReply postForm(ServerFixture &f, const QByteArray &path, const QList<AudioTest::Part> &parts,
+                   const QByteArray &key)
+{
+    return f.client().request("POST", path,
+                              {{"Authorization", "Bearer " + key},
+                               {"Content-Type", "multipart/form-data; boundary=" + kBoundary}},
+                              AudioTest::multipart(parts, kBoundary));
+}
+
+// A WAV file at 16 kHz mono of the sentence, and its frame count.
+QByteArray sentenceWav(qint64 *frames = nullptr)
+{
+    static const QByteArray mono = AudioTest::toMono16k(AudioTest::speak(kSentence));
+    if (frames)
+        *frames = mono.size() / 2;
+    return Wav::file(16000, 1, mono);
+}
+
+ServerSettings settingsWith(const QJsonObject &audio)
+{
+    ServerSettings s = ServerSettings::defaults();
+    s.familySections.insert("audio", audio);
+    return s;
+}
+
+} // namespace
+
+class TestAudioHttp : public QObject
+{
+    Q_OBJECT
+private slots:
+    void speechWav_data() { addBackendRows(); }
+    void speechWav()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString input = QStringLiteral("Hello from Switchyard. This is a test of speech.");
+        const HttpReply r =
+            f.client().postJson("/v1/audio/speech",
+                                QJsonDocument(QJsonObject{{"input", input}, {"voice", "alloy"}})
+                                    .toJson(QJsonDocument::Compact),
+                                key);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), QByteArray("audio/wav"));
+        QCOMPARE(r.header("transfer-encoding"), QByteArray("chunked"));
+        QCOMPARE(r.header("x-audio-format"), QByteArray("s16le; rate=48000; channels=2"));
+        QVERIFY(r.body.startsWith("RIFF"));
+        QCOMPARE(r.body.mid(8, 8), QByteArray("WAVEfmt "));
+        const auto *h = reinterpret_cast<const uchar *>(r.body.constData());
+        QCOMPARE(qFromLittleEndian<quint16>(h + 22), quint16(2));     // channels
+        QCOMPARE(qFromLittleEndian<quint32>(h + 24), quint32(48000)); // rate
+        QCOMPARE(qFromLittleEndian<quint16>(h + 34), quint16(16));    // bits
+        // Every sentence streamed: as long as the engine's own audio for the text (flite's
+        // excitation is noisy, so the samples differ from run to run, not the length).
+        QCOMPARE(r.body.size() - 44, AudioTest::speak(input, QStringLiteral("alloy")).size());
+        QVERIFY(AudioTest::peak(r.body.mid(44)) > 3000);
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - input.size() * 5000);
+    }
+
+    void speechPcmSpeedAndVoices_data() { sqliteRow(); }
+    void speechPcmSpeedAndVoices()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        auto speak = [&](const QJsonObject &body) {
+            return f.client().postJson("/v1/audio/speech",
+                                       QJsonDocument(body).toJson(QJsonDocument::Compact), key);
+        };
+        const HttpReply normal = speak({{"input", kSentence}, {"response_format", "pcm"}});
+        QCOMPARE(normal.status, 200);
+        QCOMPARE(normal.header("content-type"), QByteArray("application/octet-stream"));
+        QVERIFY(!normal.body.startsWith("RIFF"));
+        QCOMPARE(normal.body.size(), AudioTest::speak(kSentence, QStringLiteral("nova")).size());
+        QVERIFY(AudioTest::peak(normal.body) > 3000);
+        const HttpReply fast =
+            speak({{"input", kSentence}, {"response_format", "pcm"}, {"speed", 2.0}});
+        QCOMPARE(fast.status, 200);
+        const double ratio = double(fast.body.size()) / normal.body.size();
+        QVERIFY2(ratio > 0.35 && ratio < 0.7, qPrintable(QString::number(ratio)));
+        // A Chinese voice on espeak-ng and the default voice (nova).
+        QCOMPARE(speak({{"input", QStringLiteral("你好，世界")}, {"voice", "zh-welcome"}}).status,
+                 200);
+        QCOMPARE(speak({{"input", QStringLiteral("你好")}}).status, 200);
+    }
+
+    void speechErrors_data() { addBackendRows(); }
+    void speechErrors()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        auto speak = [&](const QByteArray &body) {
+            return f.client().postJson("/v1/audio/speech", body, key);
+        };
+        struct Case
+        {
+            QByteArray body;
+            QString param;
+        };
+        const QList<Case> cases = {
+            {"{}", "input"},
+            {"{\"input\":\"\"}", "input"},
+            {"{\"input\":42}", "input"},
+            {"{\"input\":\"hi\",\"voice\":\"nobody\"}", "voice"},
+            {"{\"input\":\"hi\",\"response_format\":\"mp3\"}", "response_format"},
+            {"{\"input\":\"hi\",\"speed\":9}", "speed"},
+            {"{\"input\":\"hi\",\"model\":\"rapid\"}", "model"},
+            {"{\"input\":\"" + QByteArray(4097, 'a') + "\"}", "input"},
+        };
+        for (const Case &c : cases) {
+            const HttpReply r = speak(c.body);
+            QCOMPARE(r.status, 400);
+            const QJsonObject e = r.json().value("error").toObject();
+            QCOMPARE(e.value("param").toString(), c.param);
+            QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+        }
+        QCOMPARE(speak("not json").status, 400);
+        // Nothing was charged for any of them.
+        QCOMPARE(balance(f), Money::kUnitsPerCredit);
+        // Without credits: 402 before any synthesis.
+        const QByteArray poor = f.createKey(QStringLiteral("poor"));
+        Q_UNUSED(poor);
+    }
+
+    void speechNoCredits_data() { sqliteRow(); }
+    void speechNoCredits()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(1000); // less than one character's price
+        const HttpReply r = f.client().postJson("/v1/audio/speech", "{\"input\":\"hello\"}", key);
+        QCOMPARE(r.status, 402);
+        QCOMPARE(balance(f), qint64(1000));
+    }
+
+    void voicesAndModels_data() { sqliteRow(); }
+    void voicesAndModels()
+    {
+        SY_START_SERVER(f);
+        const HttpReply v = f.client().get("/v1/audio/voices");
+        QCOMPARE(v.status, 200);
+        QStringList ids;
+        for (const QJsonValue &x : v.json().value("data").toArray()) {
+            const QJsonObject o = x.toObject();
+            ids.append(o.value("id").toString());
+            QVERIFY(!o.value("language").toString().isEmpty());
+            QVERIFY(!o.value("engine").toString().isEmpty());
+        }
+        QStringList expected = {"alloy",      "echo",       "fable",      "onyx",      "nova",
+                                "shimmer",    "zh-welcome", "zh-gentle",  "zh-taiwan", "zh-beijing",
+                                "zh-culture", "zh-celeb",   "en-welcome", "en-lesson", "en-news",
+                                "en-gentle",  "en-celeb",   "en-quiet",   "ja-news",   "ko-news",
+                                "es-news",    "fr-news",    "de-news",    "it-news",   "ru-news"};
+        for (int i = 1; i <= 29; ++i)
+            expected.append(QStringLiteral("demo-%1").arg(i));
+        for (const QString &id : expected)
+            QVERIFY2(ids.contains(id), qPrintable(id));
+
+        const HttpReply m = f.client().get("/v1/models");
+        QCOMPARE(m.status, 200);
+        QStringList models;
+        for (const QJsonValue &x : m.json().value("data").toArray())
+            models.append(x.toObject().value("id").toString());
+        for (const char *id : {"rapid", "vendorB-asr-1", "vendorE-tts-nano"})
+            QVERIFY2(models.contains(QLatin1String(id)), id);
+        QVERIFY(models.size() > 3); // the text models are still there
+    }
+
+    void transcriptionFormats_data() { addBackendRows(); }
+    void transcriptionFormats()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        qint64 frames = 0;
+        const QByteArray wav = sentenceWav(&frames);
+        const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, 6000000);
+        auto transcribe = [&](const QList<AudioTest::Part> &extra) {
+            QList<AudioTest::Part> parts = extra;
+            parts.append({"file", wav, "speech.wav", "audio/wav"});
+            return postForm(f, "/v1/audio/transcriptions", parts, key);
+        };
+
+        const HttpReply json = transcribe({});
+        QCOMPARE(json.status, 200);
+        QCOMPARE(json.header("content-type"), QByteArray("application/json"));
+        const QString text = json.json().value("text").toString();
+        QVERIFY2(AudioTest::wordErrorRate(kSentence, text) < 0.5, qPrintable(text));
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - cost);
+
+        const HttpReply plain = transcribe({{"response_format", "text"}});
+        QCOMPARE(plain.status, 200);
+        QCOMPARE(plain.header("content-type"), QByteArray("text/plain; charset=utf-8"));
+        QCOMPARE(QString::fromUtf8(plain.body).trimmed(), text);
+
+        const HttpReply verbose = transcribe({{"response_format", "verbose_json"},
+                                              {"timestamp_granularities[]", "word"},
+                                              {"timestamp_granularities[]", "segment"}});
+        QCOMPARE(verbose.status, 200);
+        const QJsonObject v = verbose.json();
+        QCOMPARE(v.value("task").toString(), QStringLiteral("transcribe"));
+        QCOMPARE(v.value("language").toString(), QStringLiteral("english"));
+        QVERIFY(qAbs(v.value("duration").toDouble() - frames / 16000.0) < 0.01);
+        const QJsonArray segments = v.value("segments").toArray();
+        QVERIFY(!segments.isEmpty());
+        double last = 0;
+        for (const QJsonValue &s : segments) {
+            const QJsonObject o = s.toObject();
+            QVERIFY(o.value("start").toDouble() >= last - 1e-9);
+            QVERIFY(o.value("end").toDouble() > o.value("start").toDouble());
+            last = o.value("end").toDouble();
+        }
+        QVERIFY(last <= v.value("duration").toDouble() + 0.01);
+        const QJsonArray words = v.value("words").toArray();
+        QVERIFY(words.size() >= 5);
+        QVERIFY(words.at(0).toObject().contains("start"));
+
+        const HttpReply srt = transcribe({{"response_format", "srt"}});
+        QCOMPARE(srt.status, 200);
+        QVERIFY2(QRegularExpression(QStringLiteral("^1\\n\\d\\d:\\d\\d:\\d\\d,\\d{3} --> "
+                                                   "\\d\\d:\\d\\d:\\d\\d,\\d{3}\\n.+\\n\\n"))
+                     .match(QString::fromUtf8(srt.body))
+                     .hasMatch(),
+                 srt.body.constData());
+        const HttpReply vtt = transcribe({{"response_format", "vtt"}});
+        QCOMPARE(vtt.status, 200);
+        QVERIFY(vtt.body.startsWith("WEBVTT\n\n00:"));
+        QVERIFY(QRegularExpression(QStringLiteral("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} --> "))
+                    .match(QString::fromUtf8(vtt.body))
+                    .hasMatch());
+        // Five answers, each billed the same exact amount.
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - 5 * cost);
+    }
+
+    void transcriptionErrors_data() { addBackendRows(); }
+    void transcriptionErrors()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QByteArray wav = sentenceWav();
+        auto expect = [&](const HttpReply &r, int status, const QString &param,
+                          const QString &code = {}) {
+            if (r.status != status)
+                qWarning("%s", r.body.constData());
+            QCOMPARE(r.status, status);
+            const QJsonObject e = r.json().value("error").toObject();
+            QCOMPARE(e.value("param").toString(), param);
+            if (!code.isEmpty())
+                QCOMPARE(e.value("code").toString(), code);
+        };
+        // Not multipart.
+        const HttpReply json = f.client().postJson("/v1/audio/transcriptions", "{}", key);
+        QCOMPARE(json.status, 400);
+        QVERIFY(json.errorMessage().contains("multipart/form-data"));
+        // Not audio, empty, too short, a name that lies, truncated.
+        expect(postForm(f, "/v1/audio/transcriptions",
+                        {{"file", QByteArray(5000, 'x'), "a.mp3", "audio/mpeg"}}, key),
+               400, "file", "invalid_file_format");
+        const HttpReply garbage = postForm(f, "/v1/audio/transcriptions",
+                                           {{"file", QByteArray(5000, 'x'), "a.mp3"}}, key);
+        QVERIFY(garbage.errorMessage().contains("mp3") && garbage.errorMessage().contains("webm"));
+        expect(postForm(f, "/v1/audio/transcriptions", {{"file", "", "a.wav"}}, key), 400, "file");
+        expect(postForm(f, "/v1/audio/transcriptions",
+                        {{"file", Wav::file(16000, 1, QByteArray(800 * 2, '\0')), "a.wav"}}, key),
+               400, "file", "audio_too_short");
+        const HttpReply lying = postForm(f, "/v1/audio/transcriptions",
+                                         {{"file", wav, "speech.mp3", "audio/mpeg"}}, key);
+        QCOMPARE(lying.status, 200); // detected from the content
+        const qint64 afterLying = balance(f);
+        const HttpReply truncated = postForm(f, "/v1/audio/transcriptions",
+                                             {{"file", wav.left(wav.size() / 2), "half.wav"}}, key);
+        QCOMPARE(truncated.status, 200); // what was there is transcribed, and billed as such
+        QVERIFY(balance(f) < afterLying);
+        const qint64 before = balance(f);
+        // Parameters.
+        expect(postForm(f, "/v1/audio/transcriptions", {{"model", "rapid"}}, key), 400, "file");
+        expect(postForm(f, "/v1/audio/transcriptions", {{"language", "fr"}, {"file", wav, "a.wav"}},
+                        key),
+               400, "language", "unsupported_language");
+        expect(postForm(f, "/v1/audio/transcriptions", {{"stream", "true"}, {"file", wav, "a.wav"}},
+                        key),
+               400, "stream");
+        expect(postForm(f, "/v1/audio/transcriptions",
+                        {{"file_uri", "https://example.com/a.wav"}, {"file", wav, "a.wav"}}, key),
+               400, "file");
+        // An upstream model whose provider has no key: 503 naming what to set.
+        const HttpReply upstream =
+            postForm(f, "/v1/audio/transcriptions",
+                     {{"model", "vendorB-asr-1"}, {"file", wav, "a.wav"}}, key);
+        QCOMPARE(upstream.status, 503);
+        QVERIFY2(upstream.errorMessage().contains("audio.providers.openai.keys"),
+                 qPrintable(upstream.errorMessage()));
+        // Over 25 MiB: 413 naming the field and the limit.
+        const HttpReply big = postForm(f, "/v1/audio/transcriptions",
+                                       {{"file", QByteArray(26214401, '\0'), "big.wav"}}, key);
+        QCOMPARE(big.status, 413);
+        QVERIFY2(big.errorMessage().contains("file") && big.errorMessage().contains("26214400"),
+                 qPrintable(big.errorMessage()));
+        QCOMPARE(balance(f), before);
+    }
+
+    void fileUri_data() { sqliteRow(); }
+    void fileUri()
+    {
+        const QByteArray wav = sentenceWav();
+        auto serve = [wav](Pipeline &p) {
+            RouteSpec r;
+            r.method = "GET";
+            r.pattern = QStringLiteral("/test/speech.bin");
+            r.auth = AuthMode::Public;
+            r.handler = [wav](const ContextPtr &ctx) {
+                ctx->respondRaw(200, "application/octet-stream", wav);
+            };
+            p.addRoute(r);
+        };
+        {
+            // Loopback is refused by default: the guard names the reason.
+            QFETCH(QString, backend);
+            ServerFixture f(backend, ServerSettings::defaults(), serve);
+            QVERIFY(f.ready());
+            const QByteArray key = f.createKey();
+            f.grant(Money::kUnitsPerCredit);
+            const QByteArray url =
+                "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
+            const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
+            QCOMPARE(r.status, 400);
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                     QStringLiteral("file_uri"));
+            QCOMPARE(balance(f), Money::kUnitsPerCredit);
+        }
+        QFETCH(QString, backend);
+        ServerFixture f(
+            backend,
+            settingsWith(QJsonObject{
+                {"file_uri",
+                 QJsonObject{{"max_bytes", 10000000},
+                             {"fetch", QJsonObject{{"allow_http", true},
+                                                   {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
+            serve);
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QByteArray url =
+            "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
+        const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(AudioTest::wordErrorRate(kSentence, r.json().value("text").toString()) < 0.5,
+                 r.body.constData());
+        const HttpReply missing = postForm(
+            f, "/v1/audio/transcriptions",
+            {{"file_uri", "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/none"}}, key);
+        QCOMPARE(missing.status, 400);
+    }
+
+    void busyPool_data() { sqliteRow(); }
+    void busyPool()
+    {
+        SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        // A long synthesis holds the only worker...
+        HttpClient slow = f.client();
+        QVERIFY(slow.connectIfNeeded());
+        const QByteArray body =
+            QJsonDocument(QJsonObject{{"input", QString(kSentence + u' ').repeated(60)}})
+                .toJson(QJsonDocument::Compact);
+        slow.sendRaw("POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+                     "\r\nContent-Type: application/json\r\nContent-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTest::qWait(300);
+        // ...so the next request is refused with Retry-After, and not charged.
+        const qint64 before = balance(f);
+        const HttpReply r = f.client().postJson("/v1/audio/speech", "{\"input\":\"hi\"}", key);
+        QCOMPARE(r.status, 503);
+        QVERIFY(r.header("retry-after").toInt() >= 1);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("engine_busy"));
+        const HttpReply done = slow.readReply(120000);
+        QCOMPARE(done.status, 200);
+        QVERIFY(balance(f) < before);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAudioHttp)
+#include "tst_audio_http.moc"
