@@ -234,6 +234,7 @@ export class Stack {
     //   keys: [{name, tier}] API keys to create (default [{name: 'e2e'}]); the first is apiKey
     //   scopes: control token scopes (default credits:read,usage:read)
     //   fakeArgs: extra fake_upstream flags
+    //   sections: more config file sections ({audio: {...}})
     static async start(options = {}) {
         const stack = new Stack();
         try {
@@ -253,6 +254,7 @@ export class Stack {
         keys = [{ name: 'e2e' }],
         scopes = 'credits:read,usage:read',
         fakeArgs = [],
+        sections = {},
     }) {
         requireBinaries();
         this.fake = await FakeUpstream.start(fakeArgs);
@@ -264,6 +266,7 @@ export class Stack {
                 ...gateway,
             },
             rate_limits: rateLimits,
+            ...sections,
         };
         this.configFile = path.join(this.dataDir, 'config.json');
         fs.writeFileSync(this.configFile, JSON.stringify(this.config, null, 2));
