@@ -10,3 +10,8 @@ switchyard_test(tst_recognizer SOURCES audio/tst_recognizer.cpp audio/AudioTestU
     LIBS switchyard_audio TIMEOUT 180
     DEFINITIONS SENTENCES_FILE="${CMAKE_CURRENT_SOURCE_DIR}/audio/data/sentences.txt"
                 LONG_SECONDS=45)
+# The README's figures (round-trip WER, testdata WER, recognition speed, TTS latency); no test.
+add_executable(bench_audio_engine audio/bench_audio_engine.cpp audio/AudioTestUtil.h)
+target_link_libraries(bench_audio_engine PRIVATE switchyard_audio)
+target_compile_definitions(bench_audio_engine PRIVATE
+    SENTENCES_FILE="${CMAKE_CURRENT_SOURCE_DIR}/audio/data/sentences.txt")
