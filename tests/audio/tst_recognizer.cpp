@@ -167,8 +167,8 @@ private slots:
     {
         QTest::addColumn<double>("gap");
         QTest::addColumn<int>("minSegments");
-        QTest::newRow("pauses") << 0.5 << 10;
-        QTest::newRow("no pauses") << 0.12 << 3;
+        QTest::newRow("pauses") << 0.5 << 8;
+        QTest::newRow("no pauses") << 0.12 << 2;
     }
     void longInput()
     {
