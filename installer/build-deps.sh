@@ -28,6 +28,15 @@ packages=(
     libcurl4-openssl-dev ca-certificates curl
     # the PostgreSQL store for shared deployments (and its test rows)
     postgresql
+    # the local audio engines (server/audio/engine):
+    flite1-dev          # English speech synthesis (cmu_us_slt, rms, awb, kal16 voices)
+    libespeak-ng-dev    # speech synthesis in the other languages (pulls espeak-ng-data)
+    libpocketsphinx-dev # English speech recognition (pulls libsphinxbase-dev)
+    pocketsphinx-en-us  # pocketsphinx's en-us acoustic model, language model and dictionary
+    libavformat-dev     # FFmpeg: container detection and demuxing of uploaded audio
+    libavcodec-dev      # FFmpeg: the audio decoders (mp3, aac, opus, vorbis, flac, ...)
+    libswresample-dev   # FFmpeg: resampling to the engines' and the service's rates
+    libavutil-dev       # FFmpeg: channel layouts, errors, logging
 )
 if [ "$tests" = 1 ]; then
     packages+=(
@@ -37,6 +46,8 @@ if [ "$tests" = 1 ]; then
         wrk              # tests/bench/*-bench.sh load generator
         xvfb             # a real X server for the window (installer/package-check.sh)
         clang libclang-rt-14-dev # libFuzzer and sanitizers (tests/upstream/fuzz_url_guard.sh)
+        ffmpeg           # tests/audio: encodes the decoder suite's fixtures
+        pocketsphinx-testdata # tests/audio: recordings with transcriptions (goforward.raw)
     )
 fi
 

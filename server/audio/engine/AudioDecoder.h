@@ -19,10 +19,10 @@ public:
     enum class Error
     {
         None,
-        Empty,         // no bytes at all
-        NotAudio,      // no container recognised, or no audio stream in it
-        Undecodable,   // the codec failed on the stream's first packets (corrupt, truncated head)
-        Cancelled,     // the sink or the cancel flag stopped it
+        Empty,       // no bytes at all
+        NotAudio,    // no container recognised, or no audio stream in it
+        Undecodable, // the codec failed on the stream's first packets (corrupt, truncated head)
+        Cancelled,   // the sink or the cancel flag stopped it
     };
 
     // The bytes stay owned by the caller and must outlive the decoder (no copy is made).

@@ -93,6 +93,9 @@ struct SpeechRecognizer::Private
                 utteranceStart = fed + kFrame - qint64(preroll.size());
                 utteranceFrames = int(preroll.size()) / kFrame;
                 silenceRun = 0;
+                // Frame numbers count from the start of the stream: one stream per utterance
+                // makes them relative to utteranceStart.
+                ps_start_stream(ps);
                 ps_start_utt(ps);
                 ps_process_raw(ps, preroll.data(), preroll.size(), FALSE, FALSE);
                 preroll.clear();
@@ -181,7 +184,10 @@ std::unique_ptr<SpeechRecognizer> SpeechRecognizer::create(const QString &modelD
         }
     }
     cmd_ln_t *config = cmd_ln_init(nullptr, ps_args(), TRUE, "-hmm", hmm.constData(), "-lm",
-                                   lm.constData(), "-dict", dict.constData(), nullptr);
+                                   lm.constData(), "-dict", dict.constData(),
+                                   // The VAD above already cut the stream; pocketsphinx's own
+                                   // silence removal would shift the word times.
+                                   "-remove_silence", "no", nullptr);
     if (!config) {
         if (error)
             *error = QStringLiteral("pocketsphinx rejected its configuration");

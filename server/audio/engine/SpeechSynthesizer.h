@@ -11,8 +11,8 @@
 // How one request wants the voice changed.
 struct SpeechParams
 {
-    double speed = 1.0;                 // OpenAI's speed, 0.25 to 4.0 (validated by the caller)
-    std::optional<double> pitchHz;      // voice cloning (approximate): target mean F0
+    double speed = 1.0;            // OpenAI's speed, 0.25 to 4.0 (validated by the caller)
+    std::optional<double> pitchHz; // voice cloning (approximate): target mean F0
     std::optional<double> syllablesPerSecond; // voice cloning (approximate): target rate
 };
 
