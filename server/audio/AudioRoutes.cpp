@@ -117,6 +117,7 @@ struct Transcription : std::enable_shared_from_this<Transcription>
     GuardedFetch *fetcher = nullptr;
     MultipartForm form; // req.file points into it; its data into the request body
     TranscriptionRequest req;
+    AudioWorkers::Slot slot; // the pool place this request holds from start to answer
     std::unique_ptr<QTemporaryFile> download;
     Cancel cancel;
 
@@ -146,6 +147,9 @@ struct Transcription : std::enable_shared_from_this<Transcription>
                 QStringLiteral("unsupported_language"));
             return;
         }
+        slot = family->workers().acquire();
+        if (!slot)
+            return busy(ctx, family->workers());
         if (req.fileUri.isEmpty())
             probe();
         else
@@ -193,30 +197,29 @@ struct Transcription : std::enable_shared_from_this<Transcription>
     void probe()
     {
         auto self = shared_from_this();
-        if (!family->workers().tryRun([self] {
-                auto decoder = decoderFor(self->req.file,
-                                          self->download ? self->download->fileName() : QString());
-                std::optional<AudioRequestError> error;
-                double seconds = 0;
-                if (!decoder->open()) {
-                    error = decodeError(*decoder, QStringLiteral("file"));
-                } else {
-                    seconds = decoder->statedDuration();
-                    if (seconds < 0)
-                        seconds = decoder->measureDuration(self->cancel.get());
-                }
-                onServer(self->home, [self, error, seconds] {
-                    if (error)
-                        return reply(self->ctx, *error);
-                    if (seconds < kMinSeconds)
-                        return reply(self->ctx, tooShort(seconds));
-                    const qint64 frames = qint64(std::ceil(seconds * SpeechRecognizer::kRate));
-                    self->ctx->reserve(AudioConfig::transcriptionCost(
-                                           frames, SpeechRecognizer::kRate, self->req.model->price),
-                                       [self] { self->recognize(); });
-                });
-            }))
-            busy(ctx, family->workers());
+        family->workers().run(slot, [self] {
+            auto decoder =
+                decoderFor(self->req.file, self->download ? self->download->fileName() : QString());
+            std::optional<AudioRequestError> error;
+            double seconds = 0;
+            if (!decoder->open()) {
+                error = decodeError(*decoder, QStringLiteral("file"));
+            } else {
+                seconds = decoder->statedDuration();
+                if (seconds < 0)
+                    seconds = decoder->measureDuration(self->cancel.get());
+            }
+            onServer(self->home, [self, error, seconds] {
+                if (error)
+                    return reply(self->ctx, *error);
+                if (seconds < kMinSeconds)
+                    return reply(self->ctx, tooShort(seconds));
+                const qint64 frames = qint64(std::ceil(seconds * SpeechRecognizer::kRate));
+                self->ctx->reserve(AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate,
+                                                                  self->req.model->price),
+                                   [self] { self->recognize(); });
+            });
+        });
     }
 
     static AudioRequestError tooShort(double seconds)
@@ -230,35 +233,34 @@ struct Transcription : std::enable_shared_from_this<Transcription>
     void recognize()
     {
         auto self = shared_from_this();
-        if (!family->workers().tryRun([self] {
-                QString error;
-                auto recognizer = self->family->workers().recognizer(&error);
-                std::optional<AudioRequestError> failure;
-                Transcript transcript;
-                qint64 frames = -1;
-                if (!recognizer) {
-                    failure = AudioRequestError{500, error, {}, {}};
-                } else {
-                    auto decoder = decoderFor(
-                        self->req.file, self->download ? self->download->fileName() : QString());
-                    recognizer->begin(self->cancel.get());
-                    if (decoder->open())
-                        frames = decoder->decode(
-                            SpeechRecognizer::kRate, 1,
-                            [&](const int16_t *samples, qsizetype n) {
-                                return recognizer->feed(samples, n);
-                            },
-                            self->cancel.get());
-                    if (frames < 0)
-                        failure = decodeError(*decoder, QStringLiteral("file"));
-                    else
-                        transcript = recognizer->finish();
-                }
-                onServer(self->home, [self, failure, transcript, frames] {
-                    self->answer(failure, transcript, frames);
-                });
-            }))
-            busy(ctx, family->workers());
+        family->workers().run(slot, [self] {
+            QString error;
+            auto recognizer = self->family->workers().recognizer(&error);
+            std::optional<AudioRequestError> failure;
+            Transcript transcript;
+            qint64 frames = -1;
+            if (!recognizer) {
+                failure = AudioRequestError{500, error, {}, {}};
+            } else {
+                auto decoder = decoderFor(self->req.file,
+                                          self->download ? self->download->fileName() : QString());
+                recognizer->begin(self->cancel.get());
+                if (decoder->open())
+                    frames = decoder->decode(
+                        SpeechRecognizer::kRate, 1,
+                        [&](const int16_t *samples, qsizetype n) {
+                            return recognizer->feed(samples, n);
+                        },
+                        self->cancel.get());
+                if (frames < 0)
+                    failure = decodeError(*decoder, QStringLiteral("file"));
+                else
+                    transcript = recognizer->finish();
+            }
+            onServer(self->home, [self, failure, transcript, frames] {
+                self->answer(failure, transcript, frames);
+            });
+        });
     }
 
     void answer(const std::optional<AudioRequestError> &failure, const Transcript &t, qint64 frames)
@@ -293,6 +295,7 @@ struct Speech : std::enable_shared_from_this<Speech>
     QPointer<QObject> home;
     MultipartForm form; // req.promptAudio points into it
     SpeechRequest req;
+    AudioWorkers::Slot slot;
     Cancel cancel;
     SpeechParams params;
     bool approximateClone = false;
@@ -314,6 +317,9 @@ struct Speech : std::enable_shared_from_this<Speech>
                 {}, QStringLiteral("model"), QStringLiteral("provider_not_available"));
             return;
         }
+        slot = family->workers().acquire();
+        if (!slot)
+            return busy(ctx, family->workers());
         params.speed = req.speed;
         const qint64 cost = AudioConfig::speechCost(req.characters, req.model->price);
         auto self = shared_from_this();
@@ -331,66 +337,64 @@ struct Speech : std::enable_shared_from_this<Speech>
     void analyzeReference()
     {
         auto self = shared_from_this();
-        if (!family->workers().tryRun([self] {
-                auto decoder = AudioDecoder::fromBytes(self->req.promptAudio->data);
-                std::optional<AudioRequestError> error;
-                ReferenceVoice ref;
-                if (!decoder->open()) {
+        family->workers().run(slot, [self] {
+            auto decoder = AudioDecoder::fromBytes(self->req.promptAudio->data);
+            std::optional<AudioRequestError> error;
+            ReferenceVoice ref;
+            if (!decoder->open()) {
+                error = decodeError(*decoder, QStringLiteral("prompt_audio"));
+            } else {
+                std::vector<int16_t> pcm;
+                const qint64 limit = qint64(kMaxReferenceSeconds + 1) * 16'000;
+                const qint64 frames = decoder->decode(
+                    16'000, 1,
+                    [&](const int16_t *s, qsizetype n) {
+                        pcm.insert(pcm.end(), s, s + n);
+                        return qint64(pcm.size()) <= limit;
+                    },
+                    self->cancel.get());
+                const double seconds = double(pcm.size()) / 16'000;
+                if (frames < 0 && decoder->error() != AudioDecoder::Error::Cancelled)
                     error = decodeError(*decoder, QStringLiteral("prompt_audio"));
-                } else {
-                    std::vector<int16_t> pcm;
-                    const qint64 limit = qint64(kMaxReferenceSeconds + 1) * 16'000;
-                    const qint64 frames = decoder->decode(
-                        16'000, 1,
-                        [&](const int16_t *s, qsizetype n) {
-                            pcm.insert(pcm.end(), s, s + n);
-                            return qint64(pcm.size()) <= limit;
-                        },
-                        self->cancel.get());
-                    const double seconds = double(pcm.size()) / 16'000;
-                    if (frames < 0 && decoder->error() != AudioDecoder::Error::Cancelled)
-                        error = decodeError(*decoder, QStringLiteral("prompt_audio"));
-                    else if (seconds < kMinReferenceSeconds || seconds > kMaxReferenceSeconds)
-                        error = AudioRequestError{
-                            400,
-                            QStringLiteral("prompt_audio is %1 s long; it must be 1 to 30 s "
-                                           "(5 to 15 s of clear speech works best).")
-                                .arg(frames < 0 ? QStringLiteral("over 30")
-                                                : QString::number(seconds, 'f', 1)),
-                            QStringLiteral("prompt_audio"), QStringLiteral("invalid_duration")};
-                    else
-                        ref = ::analyzeReference(pcm.data(), qsizetype(pcm.size()), 16'000);
-                }
-                onServer(self->home, [self, error, ref] {
-                    if (error)
-                        return reply(self->ctx, *error);
-                    if (ref.meanPitchHz > 0)
-                        self->params.pitchHz = ref.meanPitchHz;
-                    if (ref.syllablesPerSecond > 0)
-                        self->params.syllablesPerSecond = ref.syllablesPerSecond;
-                    self->approximateClone = true;
-                    self->synthesize();
-                });
-            }))
-            busy(ctx, family->workers());
+                else if (seconds < kMinReferenceSeconds || seconds > kMaxReferenceSeconds)
+                    error = AudioRequestError{
+                        400,
+                        QStringLiteral("prompt_audio is %1 s long; it must be 1 to 30 s "
+                                       "(5 to 15 s of clear speech works best).")
+                            .arg(frames < 0 ? QStringLiteral("over 30")
+                                            : QString::number(seconds, 'f', 1)),
+                        QStringLiteral("prompt_audio"), QStringLiteral("invalid_duration")};
+                else
+                    ref = ::analyzeReference(pcm.data(), qsizetype(pcm.size()), 16'000);
+            }
+            onServer(self->home, [self, error, ref] {
+                if (error)
+                    return reply(self->ctx, *error);
+                if (ref.meanPitchHz > 0)
+                    self->params.pitchHz = ref.meanPitchHz;
+                if (ref.syllablesPerSecond > 0)
+                    self->params.syllablesPerSecond = ref.syllablesPerSecond;
+                self->approximateClone = true;
+                self->synthesize();
+            });
+        });
     }
 
     void synthesize()
     {
         auto self = shared_from_this();
-        if (!family->workers().tryRun([self] {
-                const QString error = SpeechSynthesizer::synthesize(
-                    self->req.voice, self->req.input, self->params,
-                    [self](const QByteArray &pcm) {
-                        if (self->cancel->load())
-                            return false;
-                        onServer(self->home, [self, pcm] { self->write(pcm); });
-                        return true;
-                    },
-                    self->cancel.get());
-                onServer(self->home, [self, error] { self->finish(error); });
-            }))
-            busy(ctx, family->workers());
+        family->workers().run(slot, [self] {
+            const QString error = SpeechSynthesizer::synthesize(
+                self->req.voice, self->req.input, self->params,
+                [self](const QByteArray &pcm) {
+                    if (self->cancel->load())
+                        return false;
+                    onServer(self->home, [self, pcm] { self->write(pcm); });
+                    return true;
+                },
+                self->cancel.get());
+            onServer(self->home, [self, error] { self->finish(error); });
+        });
     }
 
     void write(const QByteArray &pcm)

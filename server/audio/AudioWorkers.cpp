@@ -18,17 +18,29 @@ AudioWorkers::~AudioWorkers()
     m_pool.waitForDone();
 }
 
-bool AudioWorkers::tryRun(std::function<void()> job)
+AudioWorkers::Slot AudioWorkers::acquire()
 {
     int now = m_pending.load();
     do {
         if (now >= m_threads + m_queue)
-            return false;
+            return nullptr;
     } while (!m_pending.compare_exchange_weak(now, now + 1));
-    m_pool.start([this, job = std::move(job)] {
-        job();
-        m_pending.fetch_sub(1);
-    });
+    // The pool outlives every slot (the family waits for its pool before it goes), so the
+    // counter can be reached from the deleter.
+    return Slot(this, [](void *p) { static_cast<AudioWorkers *>(p)->m_pending.fetch_sub(1); });
+}
+
+void AudioWorkers::run(const Slot &slot, std::function<void()> job)
+{
+    m_pool.start([slot, job = std::move(job)] { job(); });
+}
+
+bool AudioWorkers::tryRun(std::function<void()> job)
+{
+    Slot slot = acquire();
+    if (!slot)
+        return false;
+    run(slot, std::move(job));
     return true;
 }
 

@@ -10,6 +10,7 @@
 #include "RequestContext.h"
 #include "ServerFixture.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -415,6 +416,108 @@ private slots:
         const HttpReply done = slow.readReply(120000);
         QCOMPARE(done.status, 200);
         QVERIFY(balance(f) < before);
+    }
+
+    void hostileMultipart_data() { sqliteRow(); }
+    void hostileMultipart()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        auto post = [&](const QByteArray &type, const QByteArray &body) {
+            return f.client().request("POST", "/v1/audio/transcriptions",
+                                      {{"Authorization", "Bearer " + key}, {"Content-Type", type}},
+                                      body);
+        };
+        const QByteArray type = "multipart/form-data; boundary=" + kBoundary;
+        const QByteArray wav = sentenceWav();
+        // No boundary parameter, or not multipart at all.
+        HttpReply r =
+            post("multipart/form-data", AudioTest::multipart({{"file", wav, "a.wav"}}, kBoundary));
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.errorMessage().contains("boundary"), qPrintable(r.errorMessage()));
+        QCOMPARE(post("text/plain", "hello").status, 400);
+        // The boundary string inside the file's data (not at a line start) stays data.
+        QByteArray tricky = wav;
+        tricky.append("--" + kBoundary + "tail");
+        r = post(type, AudioTest::multipart({{"file", tricky, "a.wav"}}, kBoundary));
+        QCOMPARE(r.status, 200);
+        // Truncated bodies: cut inside the file, inside a header, before the closing boundary.
+        const QByteArray whole =
+            AudioTest::multipart({{"model", "rapid"}, {"file", wav, "a.wav"}}, kBoundary);
+        for (const qsizetype cut : {qsizetype(60), whole.size() / 2, whole.size() - 8}) {
+            r = post(type, whole.left(cut));
+            QCOMPARE(r.status, 400);
+        }
+        // A huge part header.
+        QByteArray huge = "--" + kBoundary + "\r\nContent-Disposition: form-data; name=\"file\"; " +
+                          "filename=\"" + QByteArray(20000, 'x') + "\"\r\n\r\nabc\r\n--" +
+                          kBoundary + "--\r\n";
+        r = post(type, huge);
+        QCOMPARE(r.status, 413);
+        // 10,000 tiny parts.
+        QList<AudioTest::Part> many;
+        for (int i = 0; i < 10000; ++i)
+            many.append(AudioTest::Part("x", "1"));
+        r = post(type, AudioTest::multipart(many, kBoundary));
+        QCOMPARE(r.status, 413);
+        // A filename with path separators is only a name: the upload works, nothing is written.
+        for (const QByteArray &name : {QByteArray("../../etc/passwd"), QByteArray("C:\\x\\y.wav"),
+                                       QByteArray("/tmp/evil.wav")}) {
+            r = post(type, AudioTest::multipart({{"file", wav, name}}, kBoundary));
+            QCOMPARE(r.status, 200);
+        }
+        // A field repeated.
+        r = post(type, AudioTest::multipart({{"response_format", "json"},
+                                             {"response_format", "text"},
+                                             {"file", wav, "a.wav"}},
+                                            kBoundary));
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                 QStringLiteral("response_format"));
+    }
+
+    void clientLeavesCancels_data() { sqliteRow(); }
+    void clientLeavesCancels()
+    {
+        SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        // Three minutes of speech: several seconds of recognition on one worker.
+        QByteArray mono = AudioTest::toMono16k(AudioTest::speak(kSentence));
+        const QByteArray silence(16000, '\0'); // half a second
+        QByteArray longAudio;
+        while (longAudio.size() < 180 * 32000)
+            longAudio += mono + silence;
+        const QByteArray body =
+            AudioTest::multipart({{"file", Wav::file(16000, 1, longAudio), "long.wav"}}, kBoundary);
+        {
+            HttpClient leaving = f.client();
+            QVERIFY(leaving.connectIfNeeded());
+            leaving.sendRaw("POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\n"
+                            "Authorization: Bearer " +
+                            key + "\r\nContent-Type: multipart/form-data; boundary=" + kBoundary +
+                            "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
+                            body);
+            QTest::qWait(1500); // probed, reserved, recognizing
+            const HttpReply busy =
+                f.client().postJson("/v1/audio/speech", "{\"input\":\"hi\"}", key);
+            QCOMPARE(busy.status, 503);
+            leaving.socket().abort();
+        }
+        // The worker is released soon after the client left, long before three minutes of
+        // audio could have been recognized; nothing was charged.
+        QElapsedTimer t;
+        t.start();
+        int status = 0;
+        while (t.elapsed() < 5000) {
+            status = f.client().postJson("/v1/audio/speech", "{\"input\":\"hi\"}", key).status;
+            if (status == 200)
+                break;
+            QTest::qWait(100);
+        }
+        QCOMPARE(status, 200);
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - 2 * 5000);
     }
 };
 

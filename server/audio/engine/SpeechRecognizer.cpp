@@ -5,7 +5,9 @@
 #include <pocketsphinx.h>
 #include <QDir>
 #include <QFileInfo>
+#include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
 #include <vector>
 
 namespace {
@@ -29,6 +31,10 @@ struct SpeechRecognizer::Private
 {
     ps_decoder_t *ps = nullptr;
     logmath_t *logmath = nullptr;
+    // The live cepstral mean as the model loaded it: restored for every transcription, since
+    // pocketsphinx carries it over from the audio decoded before (the same file would
+    // otherwise transcribe differently depending on what the recognizer heard last).
+    std::vector<mfcc_t> initialCmn;
 
     const std::atomic_bool *cancel = nullptr;
     bool cancelled = false;
@@ -54,6 +60,8 @@ struct SpeechRecognizer::Private
         if (inUtterance)
             ps_end_utt(ps);
         inUtterance = false;
+        if (!initialCmn.empty())
+            cmn_live_set(ps_get_feat(ps)->cmn_struct, initialCmn.data());
         cancelled = false;
         transcript = Transcript{};
         fed = 0;
@@ -202,6 +210,10 @@ std::unique_ptr<SpeechRecognizer> SpeechRecognizer::create(const QString &modelD
         return nullptr;
     }
     r->d->logmath = ps_get_logmath(r->d->ps);
+    if (cmn_t *cmn = ps_get_feat(r->d->ps)->cmn_struct) {
+        r->d->initialCmn.resize(size_t(cmn->veclen));
+        cmn_live_get(cmn, r->d->initialCmn.data());
+    }
     return r;
 }
 
