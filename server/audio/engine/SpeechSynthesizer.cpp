@@ -21,6 +21,9 @@ cst_voice *register_cmu_us_kal16(const char *voxdir);
 namespace {
 // A sentence longer than this is cut at a comma or a space, so no chunk waits on a long text.
 constexpr qsizetype kMaxChunkChars = 160;
+// The first chunk is cut shorter (at a comma, else a space), so the first audio of a long
+// opening sentence leaves after tens of milliseconds rather than after the whole sentence.
+constexpr qsizetype kFirstChunkChars = 40;
 
 // ---------------------------------------------------------------- text
 
@@ -385,7 +388,17 @@ QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechPara
     }
     s.rateFactor = std::clamp(s.rateFactor, 0.2, 5.0);
 
-    const QStringList sentences = splitSentences(text);
+    QStringList sentences = splitSentences(text);
+    if (!sentences.isEmpty() && sentences.first().size() > kFirstChunkChars) {
+        const QString first = sentences.first();
+        qsizetype cut = first.lastIndexOf(QLatin1Char(','), kFirstChunkChars - 1);
+        if (cut < kFirstChunkChars / 3)
+            cut = first.lastIndexOf(QLatin1Char(' '), kFirstChunkChars - 1);
+        if (cut >= kFirstChunkChars / 3) {
+            sentences[0] = first.left(cut + 1).trimmed();
+            sentences.insert(1, first.mid(cut + 1).trimmed());
+        }
+    }
     Converter converter;
     Pcm pcm;
     const QString cancelled = QStringLiteral("cancelled");
