@@ -143,6 +143,27 @@ private slots:
         QCOMPARE(fromFile.frames, t.frames);
     }
 
+    // Segment times are within the audio, also for a recognizer the pool hands out again.
+    void segmentTimesOnAReusedRecognizer()
+    {
+        AudioFamily family;
+        const auto speech = AudioPlayground::synthesize(family, QStringLiteral("alloy"), kSentence,
+                                                        {}, AudioPlayground::SpeechFormat::Wav);
+        QVERIFY(speech.ok());
+        for (int pass = 0; pass < 3; ++pass) {
+            const auto t = AudioPlayground::transcribe(family, speech.file);
+            QVERIFY2(t.ok(), qPrintable(t.error));
+            QVERIFY(!t.transcript.segments.isEmpty());
+            for (const RecognizedSegment &s : t.transcript.segments)
+                QVERIFY2(s.start >= 0 && s.end > s.start && s.end <= speech.seconds + 0.05,
+                         qPrintable(QStringLiteral("pass %1: %2 to %3 s of %4 s")
+                                        .arg(pass)
+                                        .arg(s.start)
+                                        .arg(s.end)
+                                        .arg(speech.seconds)));
+        }
+    }
+
     void transcribeErrors()
     {
         AudioFamily family;
