@@ -22,6 +22,9 @@ packages=(
     # (qt6-base-dev-tools); Charts for the usage panel. Qt6Charts' CMake config requires
     # Qt6OpenGL, which qt6-charts-dev does not pull in: libqt6opengl6-dev (and libgl-dev).
     qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev libgl-dev
+    # Qt Multimedia for the speech playground's playing and recording (QAudioSink and
+    # QAudioSource, which talk to PulseAudio/PipeWire directly)
+    qt6-multimedia-dev
     # plugins loaded at run time: the SQL drivers (SQLite store, PostgreSQL store)
     libqt6sql6-sqlite libqt6sql6-psql qt6-qpa-plugins
     # upstream calls: libcurl, and the CA certificates TLS checks them against

@@ -4,6 +4,8 @@
 #include "AddressPanel.h"
 #include "ApiKeyModel.h"
 #include "ApiKeysPanel.h"
+#include "AudioFamily.h"
+#include "AudioPanel.h"
 #include "ControlTokenModel.h"
 #include "ControlTokensPanel.h"
 #include "CreditsPanel.h"
@@ -33,19 +35,20 @@ constexpr int kPanelIndexRole = Qt::UserRole;
 
 MainWindow::MainWindow(Services &services, QWidget *parent)
     : MainWindow(services.database(), services.isServing() ? services.host() : nullptr,
-                 services.scopes(), services.family<AddressFamily>(), parent)
+                 services.scopes(), services.family<AddressFamily>(),
+                 services.family<AudioFamily>(), parent)
 {
     if (auto *gateway = services.family<GatewayFamily>())
         setProviderRegistry(&gateway->registry());
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
-    : MainWindow(db, host, Scopes::core(), nullptr, parent)
+    : MainWindow(db, host, Scopes::core(), nullptr, nullptr, parent)
 {
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
-                       AddressFamily *address, QWidget *parent)
+                       AddressFamily *address, AudioFamily *audio, QWidget *parent)
     : QMainWindow(parent), m_host(host), m_keys(new ApiKeyModel(db, this)),
       m_tokens(new ControlTokenModel(db, this)), m_ledger(new LedgerModel(db, this)),
       m_usage(new UsageModel(db, this)), m_buckets(new UsageBucketModel(db, this)),
@@ -77,6 +80,7 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList 
     addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
     addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
     addPanel(tr("Tools"), tr("Address testing"), new AddressPanel(address));
+    addPanel(tr("Tools"), tr("Speech & transcription"), new AudioPanel(audio));
     showPanel(tr("API Keys"));
 
     m_address = new QLabel(this);

@@ -6,6 +6,7 @@
 #include <QTimer>
 
 class AddressFamily;
+class AudioFamily;
 class ApiKeyModel;
 class ControlTokenModel;
 class DatabaseService;
@@ -29,10 +30,12 @@ class MainWindow : public QMainWindow
     Q_OBJECT
 public:
     // The program's window: every panel, bound to the services' database, server and families
-    // (the token scopes they declare, the gateway's providers, the address tools and import).
+    // (the token scopes they declare, the gateway's providers, the address tools and import,
+    // the audio family's speech playground).
     explicit MainWindow(Services &services, QWidget *parent = nullptr);
     // The core's panels over a database alone (no families), for tests; the address tool
-    // answers from an engine of its own, without import.
+    // answers from an engine of its own, without import, and the speech playground from an
+    // audio family of its own with the default configuration.
     MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -56,7 +59,7 @@ public:
 
 private:
     MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
-               AddressFamily *address, QWidget *parent);
+               AddressFamily *address, AudioFamily *audio, QWidget *parent);
     void updateStatus();
 
     ServerHost *m_host;

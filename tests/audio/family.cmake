@@ -5,3 +5,5 @@ switchyard_test(tst_audio_family SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_fam
 switchyard_test(tst_audio_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_http.cpp
     ${CMAKE_CURRENT_LIST_DIR}/AudioTestSupport.h
     LIBS switchyard_serverfixture switchyard_family_audio TIMEOUT 600)
+switchyard_test(tst_audio_playground SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_playground.cpp
+    LIBS switchyard_family_audio TIMEOUT 120)

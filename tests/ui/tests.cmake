@@ -12,7 +12,7 @@ set(_sy_ui_revokeendtoend_libs Qt6::Network)
 set(_sy_ui_providers_panel_libs Qt6::Network switchyard_fakeupstream)
 set(_sy_ui_address_panel_definitions FIXTURE_DIR="${CMAKE_CURRENT_LIST_DIR}/../address/data")
 foreach(suite apikeyspanel controltokenspanel creditspanel usagepanel mainwindow
-        revokeendtoend providers_panel address_panel)
+        revokeendtoend providers_panel address_panel audio_panel)
     switchyard_test(ui.${suite} TARGET tst_ui_${suite}
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_${suite}.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/../itemmodels/TestDatabase.h

@@ -24,14 +24,13 @@ void TestMainWindow::sidebarSwitchesPanels()
     auto *sidebar = window.findChild<QListWidget *>("sidebar");
     auto *stack = window.findChild<QStackedWidget *>("panels");
     QVERIFY(sidebar && stack);
-    QCOMPARE(stack->count(), 5);
+    QCOMPARE(stack->count(), 6);
     QCOMPARE(window.currentPanel()->objectName(), QStringLiteral("apiKeysPanel"));
 
-    const QMap<QString, QString> panels{{"API Keys", "apiKeysPanel"},
-                                        {"Control Tokens", "controlTokensPanel"},
-                                        {"Credits", "creditsPanel"},
-                                        {"Usage", "usagePanel"},
-                                        {"Address testing", "addressPanel"}};
+    const QMap<QString, QString> panels{
+        {"API Keys", "apiKeysPanel"},        {"Control Tokens", "controlTokensPanel"},
+        {"Credits", "creditsPanel"},         {"Usage", "usagePanel"},
+        {"Address testing", "addressPanel"}, {"Speech & transcription", "audioPanel"}};
     for (auto it = panels.cbegin(); it != panels.cend(); ++it) {
         QVERIFY(window.showPanel(it.key()));
         QCOMPARE(window.currentPanel()->objectName(), it.value());
