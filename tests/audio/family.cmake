@@ -5,3 +5,6 @@ switchyard_test(tst_audio_family SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_fam
 switchyard_test(tst_audio_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_http.cpp
     ${CMAKE_CURRENT_LIST_DIR}/AudioTestSupport.h
     LIBS switchyard_serverfixture switchyard_family_audio TIMEOUT 600)
+switchyard_test(tst_audio_upstream SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_upstream.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/AudioTestSupport.h
+    LIBS switchyard_serverfixture switchyard_fakeupstream switchyard_family_audio TIMEOUT 600)
