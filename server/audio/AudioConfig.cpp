@@ -135,8 +135,14 @@ AudioConfig AudioConfig::fromJson(const QJsonObject &audio)
         if (const AudioProvider *existing = c.provider(it.key()))
             p = *existing;
         p.name = it.key();
-        if (o.contains("type"))
+        if (o.contains("type")) {
+            const AudioProviderType before = p.type;
             p.type = parseType(o.value("type").toString(), where);
+            // Cloning takes 20 to 60 s; ten minutes (the shared default) would hold a client
+            // far past any useful answer. timeouts.total_ms still overrides it.
+            if (p.type == AudioProviderType::FishSpeech && before != p.type)
+                p.totalTimeoutMs = kFishSpeechTotalTimeoutMs;
+        }
         try {
             UpstreamProvider::parseShared(p, o, QStringLiteral("audio.") + where);
         } catch (const std::exception &e) {

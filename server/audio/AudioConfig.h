@@ -51,7 +51,8 @@ struct AudioModel
 // The "audio" section of the config file. Every field is optional:
 //   providers          {name: {type, base_url, keys, keys_env, timeouts, key_rest_ms}}; the
 //                      built-in `local` and `openai` (https://api.openai.com/v1, no key) exist
-//                      unless replaced; a fish-speech provider needs base_url;
+//                      unless replaced; a fish-speech provider needs base_url (its total
+//                      timeout defaults to 120 s);
 //   models             [{id, task: transcription|speech, provider, upstream_model, owned_by,
 //                      price_per_minute | price_per_1k_chars (decimal credits)}], added to or
 //                      replacing the defaults (rapid, vendorB-asr-1, vendorE-tts-nano) by id;
@@ -87,6 +88,8 @@ struct AudioConfig
     // characters.
     static constexpr qint64 kTranscriptionPricePerMinute = 6'000'000;
     static constexpr qint64 kSpeechPricePer1kChars = 5'000'000;
+    // A fish-speech provider's total timeout unless its timeouts.total_ms says otherwise.
+    static constexpr int kFishSpeechTotalTimeoutMs = 120'000;
     // ceil(frames / rate / 60 * pricePerMinute): exact, rounded up once.
     static qint64 transcriptionCost(qint64 frames, int rate, qint64 pricePerMinute);
     // ceil(characters / 1000 * pricePer1k).

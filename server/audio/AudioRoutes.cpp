@@ -3,6 +3,7 @@
 #include "AudioDecoder.h"
 #include "AudioFamily.h"
 #include "AudioRequests.h"
+#include "AudioUpstream.h"
 #include "AudioWorkers.h"
 #include "ErrorEnvelope.h"
 #include "RequestContext.h"
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <QFile>
 #include <QMetaObject>
 #include <QPointer>
 #include <QTemporaryFile>
@@ -62,11 +64,36 @@ void gone(const ContextPtr &ctx)
     ctx->respondError(499, QStringLiteral("The client closed the request."));
 }
 
-Cancel cancelOnClose(const ContextPtr &ctx)
+// `also` runs on the server thread when the client leaves (to stop an upstream call).
+Cancel cancelOnClose(const ContextPtr &ctx, std::function<void()> also = {})
 {
     auto cancel = std::make_shared<std::atomic_bool>(false);
-    ctx->exchange()->onClosed([cancel] { cancel->store(true); });
+    ctx->exchange()->onClosed([cancel, also = std::move(also)] {
+        cancel->store(true);
+        if (also)
+            also();
+    });
     return cancel;
+}
+
+// An upstream call that failed, in the route's envelope (429 with Retry-After).
+void upstreamFailed(const ContextPtr &ctx, const AudioUpstreamAnswer &a)
+{
+    HttpHeaders extra;
+    if (!a.retryAfter.isEmpty())
+        extra.append(qMakePair(QByteArray("Retry-After"), a.retryAfter));
+    ctx->respondRaw(a.status, "application/json",
+                    ErrorEnvelope::body(ctx->errorStyle(), a.status, a.message, a.type, {}, a.code),
+                    std::move(extra));
+}
+
+// Frames at `rate` in `seconds`, rounded up, but not past a whole number that floating point
+// missed by a hair (a WAV's stated 12345 / 16000 s is 12345 frames, not 12346).
+qint64 framesIn(double seconds, int rate)
+{
+    const double f = seconds * rate;
+    const double r = std::round(f);
+    return std::abs(f - r) < 1e-6 ? qint64(r) : qint64(std::ceil(f));
 }
 
 std::optional<MultipartForm> readForm(const ContextPtr &ctx, const MultipartLimits &limits,
@@ -115,11 +142,19 @@ struct Transcription : std::enable_shared_from_this<Transcription>
     AudioFamily *family = nullptr;
     QPointer<QObject> home;
     GuardedFetch *fetcher = nullptr;
+    AudioUpstream *upstream = nullptr;
     MultipartForm form; // req.file points into it; its data into the request body
     TranscriptionRequest req;
     AudioWorkers::Slot slot; // the pool place this request holds from start to answer
     std::unique_ptr<QTemporaryFile> download;
     Cancel cancel;
+    // Upstream: the form to send (built on a worker) and the frames billed (the local probe's).
+    QByteArray upstreamBody;
+    QByteArray upstreamBoundary;
+    qint64 upstreamFrames = 0;
+    AudioUpstream::CallPtr call;
+
+    bool isUpstream() const { return req.provider->type == AudioProviderType::OpenAI; }
 
     void start()
     {
@@ -128,16 +163,16 @@ struct Transcription : std::enable_shared_from_this<Transcription>
                               QStringLiteral("provider_not_configured"));
             return;
         }
-        if (req.provider->type != AudioProviderType::Local) {
+        if (req.provider->type == AudioProviderType::FishSpeech) {
             ctx->respondError(
                 503,
-                QStringLiteral("The audio provider '%1' (type %2) cannot transcribe in this build; "
-                               "use a model on the local provider, such as rapid.")
+                QStringLiteral("The audio provider '%1' (type %2) cannot transcribe: fish-speech "
+                               "serves speech only; put the model on a local or openai provider.")
                     .arg(req.provider->name, audioProviderTypeName(req.provider->type)),
                 {}, QStringLiteral("model"), QStringLiteral("provider_not_available"));
             return;
         }
-        if (!req.language.isEmpty() && req.language != u"en") {
+        if (!isUpstream() && !req.language.isEmpty() && req.language != u"en") {
             ctx->respondError(
                 400,
                 QStringLiteral("The local engine of '%1' transcribes English (en) only; a model "
@@ -193,7 +228,8 @@ struct Transcription : std::enable_shared_from_this<Transcription>
         };
     }
 
-    // On a worker: is it audio, and how long? The duration sets the reservation.
+    // On a worker: is it audio, and how long? The duration sets the reservation (and, for an
+    // upstream model, the bill). An upstream's form is built here too, off the event loop.
     void probe()
     {
         auto self = shared_from_this();
@@ -202,6 +238,8 @@ struct Transcription : std::enable_shared_from_this<Transcription>
                 decoderFor(self->req.file, self->download ? self->download->fileName() : QString());
             std::optional<AudioRequestError> error;
             double seconds = 0;
+            QByteArray form;
+            QByteArray boundary;
             if (!decoder->open()) {
                 error = decodeError(*decoder, QStringLiteral("file"));
             } else {
@@ -209,17 +247,97 @@ struct Transcription : std::enable_shared_from_this<Transcription>
                 if (seconds < 0)
                     seconds = decoder->measureDuration(self->cancel.get());
             }
-            onServer(self->home, [self, error, seconds] {
+            if (!error && self->isUpstream() && seconds >= kMinSeconds) {
+                QByteArray audio;
+                if (self->req.file) {
+                    audio = self->req.file->data;
+                } else {
+                    QFile f(self->download->fileName());
+                    if (f.open(QIODevice::ReadOnly))
+                        audio = f.readAll();
+                }
+                if (audio.isEmpty()) {
+                    error = AudioRequestError{500,
+                                              QStringLiteral("The downloaded audio "
+                                                             "could not be read back."),
+                                              {},
+                                              {}};
+                } else {
+                    boundary = AudioUpstream::boundaryFor(audio);
+                    form = AudioUpstream::transcriptionForm(
+                        self->req, self->req.model->upstreamModel, audio,
+                        AudioUpstream::fileNameFor(decoder->container()), boundary);
+                }
+            }
+            onServer(self->home, [self, error, seconds, form, boundary] {
                 if (error)
                     return reply(self->ctx, *error);
                 if (seconds < kMinSeconds)
                     return reply(self->ctx, tooShort(seconds));
+                if (self->isUpstream()) {
+                    self->upstreamBody = form;
+                    self->upstreamBoundary = boundary;
+                    self->upstreamFrames = framesIn(seconds, SpeechRecognizer::kRate);
+                    self->ctx->reserve(AudioConfig::transcriptionCost(self->upstreamFrames,
+                                                                      SpeechRecognizer::kRate,
+                                                                      self->req.model->price),
+                                       [self] { self->callUpstream(); });
+                    return;
+                }
                 const qint64 frames = qint64(std::ceil(seconds * SpeechRecognizer::kRate));
                 self->ctx->reserve(AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate,
                                                                   self->req.model->price),
                                    [self] { self->recognize(); });
             });
         });
+    }
+
+    // An OpenAI-compatible upstream transcribes; its answer is passed through as it is.
+    void callUpstream()
+    {
+        if (cancel->load())
+            return gone(ctx);
+        auto self = shared_from_this();
+        call = upstream->post(*req.provider, "/audio/transcriptions",
+                              "multipart/form-data; boundary=" + upstreamBoundary, upstreamBody,
+                              [self](const AudioUpstreamAnswer &a) {
+                                  self->call.reset();
+                                  self->upstreamAnswered(a);
+                              });
+        upstreamBody.clear(); // the call holds it (for a retry on another key)
+    }
+
+    void upstreamAnswered(const AudioUpstreamAnswer &a)
+    {
+        if (!a.ok())
+            return upstreamFailed(ctx, a);
+        if (!AudioUpstream::transcriptLooksValid(req.format, a.body)) {
+            ctx->respondRaw(502, "application/json",
+                            ErrorEnvelope::body(
+                                ctx->errorStyle(), 502,
+                                QStringLiteral("The upstream provider '%1' sent a malformed "
+                                               "%2 transcript.")
+                                    .arg(req.provider->name, TranscriptFormat::name(req.format)),
+                                QStringLiteral("upstream_error"), {},
+                                QStringLiteral("upstream_malformed")));
+            return;
+        }
+        UsageRecord &u = ctx->usage();
+        u.model = req.model->id;
+        u.audioMs = upstreamFrames * 1000 / SpeechRecognizer::kRate;
+        u.cost = AudioConfig::transcriptionCost(upstreamFrames, SpeechRecognizer::kRate,
+                                                req.model->price);
+        ctx->respondRaw(200, AudioUpstream::transcriptContentType(req.format), a.body);
+    }
+
+    // The client left while the upstream worked: stop it and close the record.
+    void abortUpstream()
+    {
+        if (!call)
+            return;
+        call->abort();
+        call.reset();
+        gone(ctx);
     }
 
     static AudioRequestError tooShort(double seconds)
@@ -293,28 +411,44 @@ struct Speech : std::enable_shared_from_this<Speech>
     ContextPtr ctx;
     AudioFamily *family = nullptr;
     QPointer<QObject> home;
+    AudioUpstream *upstream = nullptr;
     MultipartForm form; // req.promptAudio points into it
     SpeechRequest req;
     AudioWorkers::Slot slot;
     Cancel cancel;
     SpeechParams params;
-    bool approximateClone = false;
+    QByteArray cloneHeader; // X-Voice-Clone: approximate (local) or upstream
     bool started = false;
+    // Where the speech comes from: nullptr for the local engines, else an upstream provider
+    // (the clone provider for a cloning request when one is set, else the model's).
+    const AudioProvider *target = nullptr;
+    AudioUpstream::CallPtr call;
+    int failStatus = 500;
+    QString failPrefix = QStringLiteral("Speech synthesis failed");
 
     void start()
     {
-        if (!req.provider->unusableReason().isEmpty()) {
-            ctx->respondError(503, req.provider->unusableReason(), {}, QStringLiteral("model"),
+        const AudioConfig &config = family->config();
+        if (req.promptAudio && !config.cloneProvider.isEmpty())
+            target = config.provider(config.cloneProvider);
+        else if (req.provider->type != AudioProviderType::Local)
+            target = req.provider;
+        const AudioProvider *used = target ? target : req.provider;
+        if (!used->unusableReason().isEmpty()) {
+            ctx->respondError(503, used->unusableReason(), {}, QStringLiteral("model"),
                               QStringLiteral("provider_not_configured"));
             return;
         }
-        if (req.provider->type != AudioProviderType::Local) {
+        if (target && target->type == AudioProviderType::OpenAI && req.promptAudio) {
             ctx->respondError(
-                503,
-                QStringLiteral("The audio provider '%1' (type %2) cannot synthesize in this build; "
-                               "use a model on the local provider, such as vendorE-tts-nano.")
-                    .arg(req.provider->name, audioProviderTypeName(req.provider->type)),
-                {}, QStringLiteral("model"), QStringLiteral("provider_not_available"));
+                400,
+                QStringLiteral("The model '%1' is served by the OpenAI-compatible provider '%2', "
+                               "which cannot clone a voice: leave out prompt_audio, use a local "
+                               "model (approximate cloning), or ask the operator to set "
+                               "audio.clone_provider.")
+                    .arg(req.model->id, target->name),
+                QStringLiteral("invalid_request_error"), QStringLiteral("prompt_audio"),
+                QStringLiteral("cloning_not_available"));
             return;
         }
         slot = family->workers().acquire();
@@ -328,9 +462,83 @@ struct Speech : std::enable_shared_from_this<Speech>
                 return gone(self->ctx);
             if (self->req.promptAudio)
                 self->analyzeReference();
+            else if (self->target)
+                self->callUpstream();
             else
                 self->synthesize();
         });
+    }
+
+    // OpenAI's /audio/speech or fish-speech's /v1/tts, asked for WAV; the answer is converted
+    // to 48 kHz stereo on a worker.
+    void callUpstream()
+    {
+        if (cancel->load())
+            return gone(ctx);
+        QByteArray path;
+        QByteArray body;
+        if (target->type == AudioProviderType::FishSpeech) {
+            path = "/v1/tts";
+            body = AudioUpstream::fishSpeechJson(req.input, req.promptAudio ? &req.promptAudio->data
+                                                                            : nullptr);
+            if (req.promptAudio)
+                cloneHeader = "upstream";
+        } else {
+            path = "/audio/speech";
+            body = AudioUpstream::speechJson(req, req.model->upstreamModel);
+        }
+        auto self = shared_from_this();
+        call = upstream->post(*target, path, "application/json", body,
+                              [self](const AudioUpstreamAnswer &a) {
+                                  self->call.reset();
+                                  if (self->cancel->load())
+                                      return gone(self->ctx);
+                                  if (!a.ok())
+                                      return upstreamFailed(self->ctx, a);
+                                  self->convert(a.body);
+                              });
+    }
+
+    // The upstream's audio (any container FFmpeg reads) to 48 kHz stereo s16le, streamed to
+    // the client as it converts.
+    void convert(const QByteArray &audio)
+    {
+        failStatus = 502;
+        failPrefix = QStringLiteral("The upstream provider '%1' sent audio that could not be "
+                                    "converted")
+                         .arg(target->name);
+        auto self = shared_from_this();
+        family->workers().run(slot, [self, audio] {
+            auto decoder = AudioDecoder::fromBytes(audio);
+            QString error;
+            if (!decoder->open()) {
+                error = decoder->message();
+            } else {
+                const qint64 frames = decoder->decode(
+                    SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels,
+                    [self](const int16_t *samples, qsizetype n) {
+                        if (self->cancel->load())
+                            return false;
+                        const QByteArray pcm(reinterpret_cast<const char *>(samples),
+                                             n * SpeechSynthesizer::kChannels * 2);
+                        onServer(self->home, [self, pcm] { self->write(pcm); });
+                        return true;
+                    },
+                    self->cancel.get());
+                if (frames < 0 && !self->cancel->load())
+                    error = decoder->message();
+            }
+            onServer(self->home, [self, error] { self->finish(error); });
+        });
+    }
+
+    void abortUpstream()
+    {
+        if (!call)
+            return;
+        call->abort();
+        call.reset();
+        gone(ctx);
     }
 
     // Voice cloning without a cloning upstream: the reference's pitch and speaking rate.
@@ -370,11 +578,13 @@ struct Speech : std::enable_shared_from_this<Speech>
             onServer(self->home, [self, error, ref] {
                 if (error)
                     return reply(self->ctx, *error);
+                if (self->target) // checked here, cloned upstream
+                    return self->callUpstream();
                 if (ref.meanPitchHz > 0)
                     self->params.pitchHz = ref.meanPitchHz;
                 if (ref.syllablesPerSecond > 0)
                     self->params.syllablesPerSecond = ref.syllablesPerSecond;
-                self->approximateClone = true;
+                self->cloneHeader = "approximate";
                 self->synthesize();
             });
         });
@@ -406,8 +616,8 @@ struct Speech : std::enable_shared_from_this<Speech>
             HttpHeaders headers{
                 {"Content-Type", req.wav ? "audio/wav" : "application/octet-stream"},
                 {"X-Audio-Format", "s16le; rate=48000; channels=2"}};
-            if (approximateClone)
-                headers.append(qMakePair(QByteArray("X-Voice-Clone"), QByteArray("approximate")));
+            if (!cloneHeader.isEmpty())
+                headers.append(qMakePair(QByteArray("X-Voice-Clone"), cloneHeader));
             ctx->startStream(200, headers);
             if (req.wav)
                 ctx->writeStream(
@@ -425,12 +635,13 @@ struct Speech : std::enable_shared_from_this<Speech>
             if (!started) {
                 if (cancel->load())
                     return gone(ctx);
-                ctx->respondError(500, QStringLiteral("Speech synthesis failed: %1").arg(error));
+                ctx->respondError(failStatus, QStringLiteral("%1: %2").arg(failPrefix, error),
+                                  failStatus == 502 ? QStringLiteral("upstream_error") : QString());
                 return;
             }
             // Mid-stream: nothing is charged, and the client must not take a cut answer for
             // a whole one.
-            ctx->setStreamStatus(cancel->load() ? 499 : 500);
+            ctx->setStreamStatus(cancel->load() ? 499 : failStatus);
             ctx->exchange()->abortConnection();
             ctx->finishStream({});
             return;
@@ -449,6 +660,7 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
 {
     QPointer<QObject> home(scope.parent);
     auto *fetcher = new GuardedFetch(scope.parent);
+    auto *upstream = new AudioUpstream(family.keys(), scope.parent);
     QList<RouteSpec> routes;
 
     RouteSpec transcriptions;
@@ -460,7 +672,7 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
     transcriptions.bodyLimit = AudioRequests::kMaxFileBytes + 1024 * 1024;
     transcriptions.tooLarge = QStringLiteral("The field 'file' is limited to 26214400 bytes "
                                              "(25 MiB).");
-    transcriptions.handler = [&family, home, fetcher](const ContextPtr &ctx) {
+    transcriptions.handler = [&family, home, fetcher, upstream](const ContextPtr &ctx) {
         auto form = readForm(ctx, AudioRequests::transcriptionLimits(),
                              QStringLiteral("POST /v1/audio/transcriptions"));
         if (!form)
@@ -473,7 +685,12 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
         t->family = &family;
         t->home = home;
         t->fetcher = fetcher;
-        t->cancel = cancelOnClose(ctx);
+        t->upstream = upstream;
+        std::weak_ptr<Transcription> weak = t;
+        t->cancel = cancelOnClose(ctx, [weak] {
+            if (auto self = weak.lock())
+                self->abortUpstream();
+        });
         t->start();
     };
     routes.append(transcriptions);
@@ -487,7 +704,7 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
     speech.bodyLimit = AudioRequests::kMaxPromptAudioBytes + 256 * 1024;
     speech.tooLarge = QStringLiteral("The field 'prompt_audio' is limited to 1048576 bytes "
                                      "(1 MiB).");
-    speech.handler = [&family, home](const ContextPtr &ctx) {
+    speech.handler = [&family, home, upstream](const ContextPtr &ctx) {
         auto s = std::make_shared<Speech>();
         const QByteArray type = ctx->request().header("content-type").trimmed().toLower();
         if (type.startsWith("multipart/")) {
@@ -510,7 +727,12 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
         s->ctx = ctx;
         s->family = &family;
         s->home = home;
-        s->cancel = cancelOnClose(ctx);
+        s->upstream = upstream;
+        std::weak_ptr<Speech> weak = s;
+        s->cancel = cancelOnClose(ctx, [weak] {
+            if (auto self = weak.lock())
+                self->abortUpstream();
+        });
         s->start();
     };
     routes.append(speech);

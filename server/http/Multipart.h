@@ -15,11 +15,11 @@
 
 struct MultipartLimits
 {
-    int maxParts = 64;                     // parts in one body
-    int maxPartHeaderBytes = 8 * 1024;     // one part's header block
-    qint64 maxFieldBytes = 64 * 1024;      // a part without a filename (a text field)
+    int maxParts = 64;                      // parts in one body
+    int maxPartHeaderBytes = 8 * 1024;      // one part's header block
+    qint64 maxFieldBytes = 64 * 1024;       // a part without a filename (a text field)
     qint64 maxFileBytes = 25 * 1024 * 1024; // a part with a filename, unless named below
-    QHash<QByteArray, qint64> fileLimits;  // field name -> bound, e.g. {"file", 26'214'400}
+    QHash<QByteArray, qint64> fileLimits;   // field name -> bound, e.g. {"file", 26'214'400}
 };
 
 struct MultipartError
@@ -31,8 +31,8 @@ struct MultipartError
 
 struct MultipartPart
 {
-    QByteArray name;        // from Content-Disposition (required)
-    QByteArray filename;    // as sent; never used as a path
+    QByteArray name;     // from Content-Disposition (required)
+    QByteArray filename; // as sent; never used as a path
     bool hasFilename = false;
     QByteArray contentType; // the part's Content-Type, empty when absent
     QByteArray data;        // whole-body parsing only: a view into the body

@@ -7,3 +7,6 @@ switchyard_test(tst_audio_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_http.
     LIBS switchyard_serverfixture switchyard_family_audio TIMEOUT 600)
 switchyard_test(tst_audio_playground SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_playground.cpp
     LIBS switchyard_family_audio TIMEOUT 120)
+switchyard_test(tst_audio_upstream SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_audio_upstream.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/AudioTestSupport.h
+    LIBS switchyard_serverfixture switchyard_fakeupstream switchyard_family_audio TIMEOUT 600)

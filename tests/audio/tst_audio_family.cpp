@@ -3,6 +3,7 @@
 
 #include "AudioConfig.h"
 #include "AudioRequests.h"
+#include "AudioUpstream.h"
 #include "Money.h"
 #include "TranscriptFormat.h"
 
@@ -117,6 +118,14 @@ private slots:
         QCOMPARE(c.fileUri.maxBytes, qint64(1000));
         QCOMPARE(c.fileUri.totalTimeoutMs, 5000);
         QVERIFY(c.fileUri.schemes.contains("http"));
+        // Cloning is slow: a fish-speech provider waits 120 s unless told otherwise.
+        QCOMPARE(c.provider("fish")->totalTimeoutMs, 120000);
+        const AudioConfig t = AudioConfig::fromJson(
+            QJsonDocument::fromJson("{\"providers\": {\"fish\": {\"type\": \"fish-speech\","
+                                    "\"base_url\": \"http://h:1\","
+                                    "\"timeouts\": {\"total_ms\": 5000}}}}")
+                .object());
+        QCOMPARE(t.provider("fish")->totalTimeoutMs, 5000);
     }
 
     void configErrors_data()
@@ -346,6 +355,61 @@ private slots:
         const auto e = AudioRequests::speechFromForm(f, c, voices, &r);
         QVERIFY(e);
         QCOMPARE(e->param, QStringLiteral("prompt_audio"));
+    }
+
+    void upstreamBodies()
+    {
+        // The messages of OpenAI's, fish-speech's and FastAPI's error bodies, and of a page.
+        QCOMPARE(AudioUpstream::errorMessage(
+                     "{\"error\":{\"message\":\"Invalid file format.\",\"type\":\"x\"}}"),
+                 QStringLiteral("Invalid file format."));
+        QCOMPARE(AudioUpstream::errorMessage(
+                     "{\"statusCode\":400,\"message\":\"Text is too long\",\"error\":\"Bad "
+                     "Request\"}"),
+                 QStringLiteral("Text is too long"));
+        QCOMPARE(AudioUpstream::errorMessage("{\"detail\":\"Invalid token\"}"),
+                 QStringLiteral("Invalid token"));
+        QCOMPARE(AudioUpstream::errorMessage("<html><b>502</b> Bad Gateway</html>"),
+                 QStringLiteral("502 Bad Gateway"));
+        QCOMPARE(AudioUpstream::fileNameFor("mov,mp4,m4a,3gp,3g2,mj2"),
+                 QStringLiteral("audio.m4a"));
+        QCOMPARE(AudioUpstream::fileNameFor("matroska,webm"), QStringLiteral("audio.webm"));
+        QCOMPARE(AudioUpstream::fileNameFor("mp3"), QStringLiteral("audio.mp3"));
+
+        // The fish-speech request: base64 reference with an empty transcript, WAV, whole.
+        const QByteArray ref(300, 'r');
+        const QJsonObject tts =
+            QJsonDocument::fromJson(AudioUpstream::fishSpeechJson("hello", &ref)).object();
+        QCOMPARE(tts.value("text").toString(), QStringLiteral("hello"));
+        QCOMPARE(tts.value("format").toString(), QStringLiteral("wav"));
+        QCOMPARE(tts.value("streaming").toBool(true), false);
+        const QJsonObject r = tts.value("references").toArray().at(0).toObject();
+        QCOMPARE(QByteArray::fromBase64(r.value("audio").toString().toLatin1()), ref);
+        QVERIFY(r.value("text").isString());
+        QVERIFY(QJsonDocument::fromJson(AudioUpstream::fishSpeechJson("x", nullptr))
+                    .object()
+                    .value("references")
+                    .toArray()
+                    .isEmpty());
+
+        // The transcription form: the granularities only when words were asked for.
+        TranscriptionRequest req;
+        req.format = TranscriptFormat::Format::VerboseJson;
+        req.language = QStringLiteral("fr");
+        req.temperature = 0.25;
+        req.wordTimestamps = true;
+        const QByteArray boundary = AudioUpstream::boundaryFor("audio");
+        const QByteArray body =
+            AudioUpstream::transcriptionForm(req, "whisper-1", "audio", "audio.wav", boundary);
+        const MultipartForm parsed = parseMultipart(body, boundary, MultipartLimits{});
+        QVERIFY(!parsed.error);
+        QCOMPARE(parsed.part("file")->filename, QByteArray("audio.wav"));
+        QCOMPARE(parsed.part("model")->data, QByteArray("whisper-1"));
+        QCOMPARE(parsed.part("response_format")->data, QByteArray("verbose_json"));
+        QCOMPARE(parsed.part("language")->data, QByteArray("fr"));
+        QCOMPARE(parsed.part("temperature")->data, QByteArray("0.25"));
+        QCOMPARE(parsed.count("timestamp_granularities[]"), 2);
+        QVERIFY(!parsed.part("prompt"));
     }
 };
 

@@ -1,7 +1,10 @@
 #include "FakeUpstream.h"
 
+#include "AudioDecoder.h"
+#include "AudioFakes.h"
 #include "http/HttpConnection.h"
 #include "http/HttpServer.h"
+#include "http/Multipart.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -80,10 +83,11 @@ constexpr qint64 kCatalogCreated = 1'700'000'000;
 
 const QStringList &knownOptions()
 {
-    static const QStringList names{
-        QStringLiteral("chunks"),      QStringLiteral("delay-ms"), QStringLiteral("interval-ms"),
-        QStringLiteral("fault"),       QStringLiteral("tool"),     QStringLiteral("cache-read"),
-        QStringLiteral("cache-write"), QStringLiteral("text"),     QStringLiteral("delta-usage")};
+    static const QStringList names{QStringLiteral("chunks"),      QStringLiteral("delay-ms"),
+                                   QStringLiteral("interval-ms"), QStringLiteral("fault"),
+                                   QStringLiteral("tool"),        QStringLiteral("cache-read"),
+                                   QStringLiteral("cache-write"), QStringLiteral("text"),
+                                   QStringLiteral("delta-usage"), QStringLiteral("echo-key")};
     return names;
 }
 
@@ -228,6 +232,8 @@ struct FakeUpstream::Context
     QByteArray key;                     // the credential the request carried
     QJsonObject body;
     bool stream = false;
+    bool fish = false;    // fish-speech's error envelope
+    bool echoKey = false; // echo-key=1: injected errors quote the key (to test scrubbing)
 };
 
 FakeUpstream::FakeUpstream(FakeOptions options, QObject *parent)
@@ -368,6 +374,23 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
         handleModels(ctx, false);
         return;
     }
+    if (path == QLatin1String("/v1/audio/transcriptions") ||
+        path == QLatin1String("/v1/audio/speech") || path == QLatin1String("/v1/tts")) {
+        ctx.fish = path == QLatin1String("/v1/tts");
+        if (request.method != "POST") {
+            respondError(ctx, 405,
+                         QStringLiteral("Method %1 is not allowed on %2; use POST.")
+                             .arg(QString::fromLatin1(request.method), request.path));
+            return;
+        }
+        if (ctx.fish)
+            handleFishTts(ctx);
+        else if (path.endsWith(QLatin1String("/speech")))
+            handleSpeech(ctx);
+        else
+            handleTranscription(ctx);
+        return;
+    }
     if (path == QLatin1String("/v1/chat/completions")) {
         ctx.protocol = Protocol::Chat;
     } else if (path == QLatin1String("/v1/responses")) {
@@ -498,6 +521,8 @@ FakeUpstream::makePlan(Context &ctx, const QHash<QString, QString> &directive, Q
             plan.generation.cacheWrite = n;
         } else if (name == QLatin1String("text")) {
             plan.generation.text = value;
+        } else if (name == QLatin1String("echo-key")) {
+            ctx.echoKey = value == QLatin1String("1");
         } else if (name == QLatin1String("delta-usage")) {
             if (value == QLatin1String("full"))
                 plan.generation.fullDeltaUsage = true;
@@ -622,6 +647,277 @@ void FakeUpstream::handleModels(Context &ctx, bool catalog)
                    catalog ? catalogJson() : modelsJson(ctx.protocol == Protocol::Messages));
 }
 
+bool FakeUpstream::planAudio(Context &ctx, const QString &directiveText, RequestPlan *plan)
+{
+    QString error;
+    const auto p = makePlan(ctx, parseDirective(directiveText), &error);
+    if (!p) {
+        respondError(ctx, 400, error);
+        return false;
+    }
+    if (applyEarlyFault(ctx, *p, false))
+        return false;
+    *plan = *p;
+    return true;
+}
+
+// POST /v1/audio/transcriptions: OpenAI's multipart form, checked as OpenAI checks it; the
+// transcript says what arrived (duration, file type, language, prompt, temperature).
+void FakeUpstream::handleTranscription(Context &ctx)
+{
+    if (!authorize(ctx))
+        return;
+    const HttpRequest &request = ctx.exchange->request();
+    QString error;
+    const auto boundary = multipartBoundary(request.header("content-type"), &error);
+    if (!boundary) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid Content-Type header (%1); this endpoint takes "
+                                    "multipart/form-data.")
+                         .arg(error));
+        return;
+    }
+    MultipartLimits limits;
+    limits.maxFileBytes = 25 * 1024 * 1024;
+    const MultipartForm form = parseMultipart(request.body, *boundary, limits);
+    if (form.error) {
+        respondError(ctx, form.error->status, form.error->message, form.error->param.toUtf8());
+        return;
+    }
+    auto text = [&](const char *name) {
+        const MultipartPart *p = form.part(name);
+        return p ? QString::fromUtf8(p->data) : QString();
+    };
+    const MultipartPart *file = form.part("file");
+    if (!file || !file->hasFilename) {
+        respondError(ctx, 400,
+                     QStringLiteral("1 validation error for Request\nbody -> file\n  field "
+                                    "required (type=value_error.missing)"));
+        return;
+    }
+    const QString model = text("model");
+    if (model.isEmpty()) {
+        respondError(ctx, 400, QStringLiteral("you must provide a model parameter"), "model");
+        return;
+    }
+    const QString format =
+        text("response_format").isEmpty() ? QStringLiteral("json") : text("response_format");
+    static const QStringList formats{"json", "text", "srt", "verbose_json", "vtt"};
+    if (!formats.contains(format)) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid value: '%1'. Supported values are: 'json', 'text', "
+                                    "'srt', 'verbose_json', and 'vtt'.")
+                         .arg(format),
+                     "response_format", "invalid_value");
+        return;
+    }
+    bool words = false;
+    bool segments = false;
+    int granularities = 0;
+    for (const MultipartPart &p : form.parts) {
+        if (p.name != "timestamp_granularities[]")
+            continue;
+        ++granularities;
+        if (p.data == "word")
+            words = true;
+        else if (p.data == "segment")
+            segments = true;
+        else {
+            respondError(ctx, 400,
+                         QStringLiteral("Invalid value: '%1'. Supported values are: 'word' and "
+                                        "'segment'.")
+                             .arg(QString::fromUtf8(p.data)),
+                         "timestamp_granularities", "invalid_value");
+            return;
+        }
+    }
+    if (granularities && format != QLatin1String("verbose_json")) {
+        respondError(ctx, 400,
+                     QStringLiteral("timestamp_granularities is only supported with "
+                                    "response_format=verbose_json."),
+                     "timestamp_granularities");
+        return;
+    }
+    if (!granularities)
+        segments = true;
+    const QString temperature = text("temperature");
+    if (!temperature.isEmpty()) {
+        bool ok = false;
+        const double t = temperature.toDouble(&ok);
+        if (!ok || t < 0 || t > 1) {
+            respondError(ctx, 400,
+                         QStringLiteral("Invalid 'temperature': expected a number from 0 to 1."),
+                         "temperature", "invalid_value");
+            return;
+        }
+    }
+    auto decoder = AudioDecoder::fromBytes(file->data);
+    if (!decoder->open()) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid file format. Supported formats: ['flac', 'm4a', "
+                                    "'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', "
+                                    "'webm']"),
+                     "file", "invalid_value");
+        return;
+    }
+    double seconds = decoder->statedDuration();
+    if (seconds < 0)
+        seconds = decoder->measureDuration();
+    if (seconds < 0.1) {
+        respondError(ctx, 400,
+                     QStringLiteral("Audio file is too short. Minimum audio length is 0.1 "
+                                    "seconds."),
+                     "file", "audio_too_short");
+        return;
+    }
+    const QString prompt = text("prompt");
+    RequestPlan plan;
+    if (!planAudio(ctx, prompt, &plan))
+        return;
+    AudioFakes::Heard heard;
+    heard.seconds = seconds;
+    const QString name = QString::fromUtf8(file->filename);
+    heard.extension =
+        name.contains(QLatin1Char('.')) ? name.section(QLatin1Char('.'), -1) : QString();
+    heard.bytes = file->data.size();
+    heard.language = text("language");
+    heard.prompt = prompt;
+    heard.temperature = temperature;
+    QByteArray type;
+    const QByteArray body = AudioFakes::transcription(
+        format, AudioFakes::transcriptText(heard), seconds, heard.language, words, segments, &type);
+    respondPlanned(ctx, plan, body, {{"content-type", type}, {"x-request-id", ctx.requestId}});
+}
+
+// POST /v1/audio/speech: OpenAI's JSON; wav (streamed header) or pcm at 24 kHz mono.
+void FakeUpstream::handleSpeech(Context &ctx)
+{
+    if (!authorize(ctx))
+        return;
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(ctx.exchange->request().body, &parseError);
+    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
+        respondError(ctx, 400,
+                     QStringLiteral("We could not parse the JSON body of your request (%1).")
+                         .arg(parseError.errorString()));
+        return;
+    }
+    const QJsonObject body = doc.object();
+    if (body.value("model").toString().isEmpty()) {
+        respondError(ctx, 400, QStringLiteral("you must provide a model parameter"), "model");
+        return;
+    }
+    const QJsonValue input = body.value("input");
+    if (!input.isString() || input.toString().isEmpty()) {
+        respondError(ctx, 400, QStringLiteral("'input' is a required property"), "input");
+        return;
+    }
+    if (input.toString().size() > 4096) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid 'input': string too long. Expected a string with "
+                                    "maximum length 4096, but got a string with length %1 "
+                                    "instead.")
+                         .arg(input.toString().size()),
+                     "input", "string_above_max_length");
+        return;
+    }
+    const QString voice = body.value("voice").toString();
+    if (!AudioFakes::openAiVoices().contains(voice)) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid value: '%1'. Supported values are: %2.")
+                         .arg(voice, AudioFakes::openAiVoices().join(QStringLiteral(", "))),
+                     "voice", "invalid_value");
+        return;
+    }
+    const QString format = body.value("response_format").toString(QStringLiteral("mp3"));
+    if (format != QLatin1String("wav") && format != QLatin1String("pcm")) {
+        respondError(
+            ctx, 400,
+            QStringLiteral("The fake upstream speaks only wav and pcm, not '%1'.").arg(format),
+            "response_format", "invalid_value");
+        return;
+    }
+    const double speed = body.value("speed").toDouble(1.0);
+    if (speed < 0.25 || speed > 4.0) {
+        respondError(ctx, 400,
+                     QStringLiteral("Invalid 'speed': expected a number from 0.25 to 4.0."),
+                     "speed", "invalid_value");
+        return;
+    }
+    RequestPlan plan;
+    if (!planAudio(ctx, input.toString(), &plan))
+        return;
+    const QByteArray pcm = AudioFakes::speechPcm(input.toString(), AudioFakes::kOpenAiRate, speed);
+    const bool wav = format == QLatin1String("wav");
+    respondPlanned(
+        ctx, plan, wav ? AudioFakes::wav(AudioFakes::kOpenAiRate, 1, pcm, true) : pcm,
+        {{"content-type", wav ? "audio/wav" : "audio/pcm"}, {"x-request-id", ctx.requestId}});
+}
+
+// POST /v1/tts: fish-speech's ServeTTSRequest as JSON (the server also takes msgpack; the fake
+// takes what Switchyard sends). Each reference must carry audio that decodes.
+void FakeUpstream::handleFishTts(Context &ctx)
+{
+    const HttpRequest &request = ctx.exchange->request();
+    QByteArray bearer;
+    const QByteArray authorization = request.header("authorization");
+    if (authorization.size() > 7 && authorization.left(7).toLower() == "bearer ")
+        bearer = authorization.mid(7).trimmed();
+    ctx.key = bearer;
+    if (!m_options.requireKeys.isEmpty() && !m_options.requireKeys.contains(bearer)) {
+        respondError(ctx, 401, QStringLiteral("Invalid token"));
+        return;
+    }
+    const QByteArray type = request.header("content-type").split(';').value(0).trimmed();
+    if (type != "application/json") {
+        respondError(ctx, 415,
+                     QStringLiteral("The fake fish-speech takes application/json (the real one "
+                                    "also takes application/msgpack), not '%1'.")
+                         .arg(QString::fromUtf8(type)));
+        return;
+    }
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    auto invalid = [&](const QString &message) { respondError(ctx, 422, message); };
+    if (!body.value("text").isString())
+        return invalid(QStringLiteral("text: Field required"));
+    const QString format = body.value("format").toString(QStringLiteral("wav"));
+    if (format != QLatin1String("wav") && format != QLatin1String("pcm"))
+        return invalid(QStringLiteral("format: the fake fish-speech answers wav or pcm"));
+    if (body.value("streaming").toBool())
+        return invalid(QStringLiteral("streaming: the fake fish-speech answers whole files"));
+    const QJsonValue references = body.value("references");
+    if (!references.isUndefined() && !references.isArray())
+        return invalid(QStringLiteral("references: Input should be a valid list"));
+    const QJsonArray refs = references.toArray();
+    for (qsizetype i = 0; i < refs.size(); ++i) {
+        const QJsonObject r = refs.at(i).toObject();
+        const QString where = QStringLiteral("references.%1").arg(i);
+        if (!r.value("text").isString())
+            return invalid(where + QStringLiteral(".text: Field required"));
+        const QString audio = r.value("audio").toString();
+        // ServeReferenceAudio decodes base64 only from strings longer than 255 characters.
+        const auto decoded = QByteArray::fromBase64Encoding(
+            audio.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+        if (audio.size() <= 255 || !decoded)
+            return invalid(where + QStringLiteral(".audio: expected base64-encoded audio"));
+        auto decoder = AudioDecoder::fromBytes(*decoded);
+        if (!decoder->open()) {
+            respondError(ctx, 500, QStringLiteral("Failed to generate speech"));
+            return;
+        }
+    }
+    RequestPlan plan;
+    if (!planAudio(ctx, body.value("text").toString(), &plan))
+        return;
+    const QByteArray pcm =
+        AudioFakes::speechPcm(body.value("text").toString(), AudioFakes::kFishRate);
+    const bool wav = format == QLatin1String("wav");
+    respondPlanned(ctx, plan, wav ? AudioFakes::wav(AudioFakes::kFishRate, 1, pcm, false) : pcm,
+                   {{"content-type", wav ? "audio/wav" : "application/octet-stream"},
+                    {"content-disposition", "attachment; filename=audio." + format.toLatin1()},
+                    {"x-fake-references", QByteArray::number(refs.size())}});
+}
+
 bool FakeUpstream::applyEarlyFault(Context &ctx, const RequestPlan &plan, bool stream)
 {
     switch (plan.fault.kind) {
@@ -652,8 +948,10 @@ bool FakeUpstream::applyEarlyFault(Context &ctx, const RequestPlan &plan, bool s
             headers.append({"retry-after", QByteArray::number(plan.fault.retryAfter)});
         auto *job =
             new FakeJob(*this, ctx.exchange, ctx.connection, stream, FakeJob::Mode::Respond);
-        job->setResponse(status, headers,
-                         errorBody(ctx.protocol, status, statusMessage(status), ctx.requestId));
+        QString message = statusMessage(status);
+        if (ctx.echoKey)
+            message += QStringLiteral(" (key %1)").arg(QString::fromUtf8(ctx.key));
+        job->setResponse(status, headers, errorPayload(ctx, status, message));
         job->start(plan.firstByteMs);
         return true;
     }
@@ -662,11 +960,12 @@ bool FakeUpstream::applyEarlyFault(Context &ctx, const RequestPlan &plan, bool s
     }
 }
 
-void FakeUpstream::respondPlanned(Context &ctx, const RequestPlan &plan, const QByteArray &body)
+void FakeUpstream::respondPlanned(Context &ctx, const RequestPlan &plan, const QByteArray &body,
+                                  const HttpHeaders &headers)
 {
     auto *job =
         new FakeJob(*this, ctx.exchange, ctx.connection, ctx.stream, FakeJob::Mode::Respond);
-    job->setResponse(200, jsonHeaders(ctx), body);
+    job->setResponse(200, headers.isEmpty() ? jsonHeaders(ctx) : headers, body);
     job->setFault(plan.fault);
     job->start(plan.firstByteMs);
 }
@@ -682,7 +981,31 @@ void FakeUpstream::respondNow(Context &ctx, int status, const QByteArray &body,
 void FakeUpstream::respondError(Context &ctx, int status, const QString &message,
                                 const QByteArray &param, const QByteArray &code)
 {
-    respondNow(ctx, status, errorBody(ctx.protocol, status, message, ctx.requestId, param, code));
+    respondNow(ctx, status, errorPayload(ctx, status, message, param, code));
+}
+
+QByteArray FakeUpstream::errorPayload(const Context &ctx, int status, const QString &message,
+                                      const QByteArray &param, const QByteArray &code) const
+{
+    if (!ctx.fish)
+        return errorBody(ctx.protocol, status, message, ctx.requestId, param, code);
+    // fish-speech's ExceptionHandler (tools/server/exception_handler.py).
+    static const QHash<int, const char *> phrases{{400, "Bad Request"},
+                                                  {401, "Unauthorized"},
+                                                  {404, "Not Found"},
+                                                  {405, "Method Not Allowed"},
+                                                  {415, "Unsupported Media Type"},
+                                                  {422, "Unprocessable Entity"},
+                                                  {429, "Too Many Requests"},
+                                                  {500, "Internal Server Error"},
+                                                  {502, "Bad Gateway"},
+                                                  {503, "Service Unavailable"},
+                                                  {504, "Gateway Timeout"}};
+    return Json::object()
+        .add("statusCode", status)
+        .add("message", message)
+        .add("error", phrases.value(status, "Error"))
+        .toJson();
 }
 
 HttpHeaders FakeUpstream::jsonHeaders(const Context &ctx) const

@@ -100,6 +100,13 @@ private:
     void handleControl(const ExchangePtr &exchange);
     void handleGeneration(Context &ctx);
     void handleModels(Context &ctx, bool catalog);
+    // Audio (README.md, "Audio"): OpenAI's transcriptions and speech, fish-speech's /v1/tts.
+    void handleTranscription(Context &ctx);
+    void handleSpeech(Context &ctx);
+    void handleFishTts(Context &ctx);
+    // The plan of an audio request (directive from a text field) and its early fault; false
+    // when the request was answered.
+    bool planAudio(Context &ctx, const QString &directiveText, RequestPlan *plan);
     bool authorize(Context &ctx);
     std::optional<RequestPlan> makePlan(Context &ctx, const QHash<QString, QString> &directive,
                                         QString *error) const;
@@ -108,7 +115,11 @@ private:
     void respondError(Context &ctx, int status, const QString &message,
                       const QByteArray &param = {}, const QByteArray &code = {});
     // Answers with body after the plan's delay, applying its fault.
-    void respondPlanned(Context &ctx, const RequestPlan &plan, const QByteArray &body);
+    void respondPlanned(Context &ctx, const RequestPlan &plan, const QByteArray &body,
+                        const HttpHeaders &headers = {});
+    // An error body in the request's envelope (OpenAI, Anthropic or fish-speech).
+    QByteArray errorPayload(const Context &ctx, int status, const QString &message,
+                            const QByteArray &param = {}, const QByteArray &code = {}) const;
     bool applyEarlyFault(Context &ctx, const RequestPlan &plan, bool stream);
     HttpHeaders jsonHeaders(const Context &ctx) const;
     HttpHeaders streamHeaders(const Context &ctx) const;
