@@ -282,6 +282,87 @@ describe('transcription', () => {
     });
 });
 
+describe('upstream providers (the fake as OpenAI and as fish-speech)', () => {
+    let up;
+    let client;
+    before(async () => {
+        up = await Stack.start({
+            sections: (fakeUrl) => ({
+                audio: {
+                    providers: {
+                        openai: { base_url: `${fakeUrl}/v1`, keys: ['up-key-audio-00a1'] },
+                        fish: { type: 'fish-speech', base_url: fakeUrl },
+                    },
+                    models: [{ id: 'vendorB-tts-1', task: 'speech', provider: 'openai',
+                        upstream_model: 'tts-1' }],
+                    clone_provider: 'fish',
+                },
+            }),
+        });
+        client = new OpenAI({ apiKey: up.apiKey, baseURL: `${up.url}/v1`, maxRetries: 0,
+            timeout: 60_000 });
+    });
+    after(async () => {
+        await up?.stop();
+    });
+
+    test('vendorB-asr-1: every format through the upstream, prompt and language forwarded', async () => {
+        const file = () => toFile(speechWav, 'speech.wav', { type: 'audio/wav' });
+        const json = await client.audio.transcriptions.create({
+            model: 'vendorB-asr-1', file: await file(), language: 'fr', prompt: 'a hint' });
+        assert.match(json.text, /Language: fr/);
+        assert.match(json.text, /Prompt: a hint/);
+        for (const format of ['text', 'srt', 'vtt']) {
+            const out = await client.audio.transcriptions.create({
+                model: 'vendorB-asr-1', file: await file(), response_format: format });
+            assert.equal(typeof out, 'string');
+            assert.ok(out.length > 10, format);
+        }
+        const verbose = await client.audio.transcriptions.create({
+            model: 'vendorB-asr-1', file: await file(), response_format: 'verbose_json',
+            timestamp_granularities: ['word'] });
+        assert.equal(verbose.task, 'transcribe');
+        assert.ok(Array.isArray(verbose.words));
+    });
+
+    test('speech on an OpenAI-compatible upstream comes back as 48 kHz stereo', async () => {
+        const res = await client.audio.speech.create({
+            model: 'vendorB-tts-1', voice: 'alloy', input: 'Hello from the upstream.' });
+        const buf = Buffer.from(await res.arrayBuffer());
+        assert.deepEqual(wavInfo(buf), { riff: 'RIFF', wave: 'WAVE', channels: 2, rate: 48000, bits: 16 });
+    });
+
+    test('voice cloning through fish-speech', async () => {
+        const before = await up.settledBalance();
+        const input = 'This one is cloned upstream.';
+        const form = new FormData();
+        form.append('model', 'vendorE-tts-nano');
+        form.append('input', input);
+        form.append('prompt_audio', new Blob([speechWav], { type: 'audio/wav' }), 'reference.wav');
+        const r = await fetch(`${up.url}/v1/audio/speech`,
+            { method: 'POST', headers: { Authorization: `Bearer ${up.apiKey}` }, body: form });
+        assert.equal(r.status, 200, await r.clone().text());
+        assert.equal(r.headers.get('x-voice-clone'), 'upstream');
+        assert.equal(wavInfo(Buffer.from(await r.arrayBuffer())).rate, 48000);
+        assert.equal(before - await up.settledBalance(), BigInt(input.length) * UNITS_PER_CHARACTER);
+        const tts = up.fake.requestsSince(0).filter((q) => q.path === '/v1/tts');
+        assert.ok(tts.length >= 1, 'fish-speech was called');
+    });
+
+    test('upstream faults are typed errors and cost nothing', async () => {
+        const before = await up.settledBalance();
+        const limited = await rejects(async () => client.audio.transcriptions.create({
+            model: 'vendorB-asr-1', file: await toFile(speechWav, 'a.wav'),
+            prompt: '[fake fault=429:7]' }));
+        assert.ok(limited instanceof OpenAI.RateLimitError);
+        assert.equal(limited.headers.get('retry-after'), '7');
+        const failed = await rejects(async () => client.audio.speech.create({
+            model: 'vendorB-tts-1', voice: 'alloy', input: 'Hi [fake fault=500]' }));
+        assert.equal(failed.status, 502);
+        assert.equal(await up.settledBalance(), before);
+    });
+});
+
 test('discovery: the audio models and the voices', async () => {
     const ids = (await stack.models()).map((m) => m.id);
     for (const id of ['rapid', 'vendorB-asr-1', 'vendorE-tts-nano'])

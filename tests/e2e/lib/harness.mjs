@@ -234,7 +234,7 @@ export class Stack {
     //   keys: [{name, tier}] API keys to create (default [{name: 'e2e'}]); the first is apiKey
     //   scopes: control token scopes (default credits:read,usage:read)
     //   fakeArgs: extra fake_upstream flags
-    //   sections: more config file sections ({audio: {...}})
+    //   sections: more config file sections ({audio: {...}}), or fakeUrl -> sections
     static async start(options = {}) {
         const stack = new Stack();
         try {
@@ -266,7 +266,7 @@ export class Stack {
                 ...gateway,
             },
             rate_limits: rateLimits,
-            ...sections,
+            ...(typeof sections === 'function' ? sections(this.fake.url) : sections),
         };
         this.configFile = path.join(this.dataDir, 'config.json');
         fs.writeFileSync(this.configFile, JSON.stringify(this.config, null, 2));
