@@ -136,18 +136,40 @@ std::unique_ptr<AudioDecoder> decoderFor(const MultipartPart *part, const QStrin
 
 // One transcription in flight: the validated request, its audio (a view into the body or a
 // downloaded temporary file) and the stages, each on the thread it belongs to.
-struct Transcription : std::enable_shared_from_this<Transcription>
+// What both routes' requests share: the request, the family and this server's objects, the
+// pool slot held from admission to answer, and the cancel flag the client's leaving sets.
+struct AudioJob
 {
     ContextPtr ctx;
     AudioFamily *family = nullptr;
     QPointer<QObject> home;
-    GuardedFetch *fetcher = nullptr;
     AudioUpstream *upstream = nullptr;
+    AudioWorkers::Slot slot;
+    Cancel cancel;
+};
+
+// Fills a job's shared part; the client leaving cancels the job and aborts its upstream call.
+template <typename Job>
+void attach(const std::shared_ptr<Job> &job, const ContextPtr &ctx, AudioFamily &family,
+            const QPointer<QObject> &home, AudioUpstream *upstream)
+{
+    job->ctx = ctx;
+    job->family = &family;
+    job->home = home;
+    job->upstream = upstream;
+    std::weak_ptr<Job> weak = job;
+    job->cancel = cancelOnClose(ctx, [weak] {
+        if (auto self = weak.lock())
+            self->abortUpstream();
+    });
+}
+
+struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
+{
+    GuardedFetch *fetcher = nullptr;
     MultipartForm form; // req.file points into it; its data into the request body
     TranscriptionRequest req;
-    AudioWorkers::Slot slot; // the pool place this request holds from start to answer
     std::unique_ptr<QTemporaryFile> download;
-    Cancel cancel;
     // Upstream: the form to send (built on a worker) and the frames billed (the local probe's).
     QByteArray upstreamBody;
     QByteArray upstreamBoundary;
@@ -406,16 +428,10 @@ struct Transcription : std::enable_shared_from_this<Transcription>
 
 // ---- POST /v1/audio/speech -------------------------------------------------------------------
 
-struct Speech : std::enable_shared_from_this<Speech>
+struct Speech : AudioJob, std::enable_shared_from_this<Speech>
 {
-    ContextPtr ctx;
-    AudioFamily *family = nullptr;
-    QPointer<QObject> home;
-    AudioUpstream *upstream = nullptr;
     MultipartForm form; // req.promptAudio points into it
     SpeechRequest req;
-    AudioWorkers::Slot slot;
-    Cancel cancel;
     SpeechParams params;
     QByteArray cloneHeader; // X-Voice-Clone: approximate (local) or upstream
     bool started = false;
@@ -681,16 +697,8 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
         t->form = std::move(*form);
         if (auto e = AudioRequests::transcription(t->form, family.config(), &t->req))
             return reply(ctx, *e);
-        t->ctx = ctx;
-        t->family = &family;
-        t->home = home;
+        attach(t, ctx, family, home, upstream);
         t->fetcher = fetcher;
-        t->upstream = upstream;
-        std::weak_ptr<Transcription> weak = t;
-        t->cancel = cancelOnClose(ctx, [weak] {
-            if (auto self = weak.lock())
-                self->abortUpstream();
-        });
         t->start();
     };
     routes.append(transcriptions);
@@ -724,15 +732,7 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
                     AudioRequests::speechFromJson(*body, family.config(), family.voices(), &s->req))
                 return reply(ctx, *e);
         }
-        s->ctx = ctx;
-        s->family = &family;
-        s->home = home;
-        s->upstream = upstream;
-        std::weak_ptr<Speech> weak = s;
-        s->cancel = cancelOnClose(ctx, [weak] {
-            if (auto self = weak.lock())
-                self->abortUpstream();
-        });
+        attach(s, ctx, family, home, upstream);
         s->start();
     };
     routes.append(speech);

@@ -4,7 +4,7 @@
 
 #include "AudioConfig.h"
 #include "AudioFamily.h"
-#include "AudioTestSupport.h"
+#include "AudioHttpSupport.h"
 #include "Money.h"
 #include "Pipeline.h"
 #include "RequestContext.h"
@@ -17,30 +17,14 @@
 #include <QtEndian>
 #include <QTest>
 
+using AudioTest::balance;
+using AudioTest::kBoundary;
+using AudioTest::postForm;
+using AudioTest::sqliteRow;
+
 namespace {
 
-const QByteArray kBoundary = "----switchyard-test-7MA4YWxkTrZu0gW";
 const QString kSentence = QStringLiteral("The quick brown fox jumps over the lazy dog.");
-
-void sqliteRow()
-{
-    QTest::addColumn<QString>("backend");
-    QTest::newRow("sqlite") << QStringLiteral("sqlite");
-}
-
-qint64 balance(ServerFixture &f)
-{
-    return f.store().balance(f.store().defaultAccountId());
-}
-
-HttpReply postForm(ServerFixture &f, const QByteArray &path, const QList<AudioTest::Part> &parts,
-                   const QByteArray &key)
-{
-    return f.client().request("POST", path,
-                              {{"Authorization", "Bearer " + key},
-                               {"Content-Type", "multipart/form-data; boundary=" + kBoundary}},
-                              AudioTest::multipart(parts, kBoundary));
-}
 
 // A WAV file at 16 kHz mono of the sentence, and its frame count.
 QByteArray sentenceWav(qint64 *frames = nullptr)

@@ -4,7 +4,7 @@
 // upstream failures mapped (and never charged), key rotation, keys never shown, exact billing.
 
 #include "AudioConfig.h"
-#include "AudioTestSupport.h"
+#include "AudioHttpSupport.h"
 #include "FakeUpstreamProcess.h"
 #include "Money.h"
 #include "Pipeline.h"
@@ -19,35 +19,19 @@
 #include <QtEndian>
 #include <QTest>
 
+using AudioTest::balance;
+using AudioTest::kBoundary;
+using AudioTest::postForm;
+using AudioTest::sqliteRow;
+
 namespace {
 
-const QByteArray kBoundary = "----switchyard-upstream-test-b9Qk2";
 const QString kSentence = QStringLiteral("The quick brown fox jumps over the lazy dog.");
 // Shaped like a real key, so the scrubber's pattern would also catch it.
 const QString kKey = QStringLiteral("sk-audio-upstream-SECRET-0123456789abcdef");
 const QString kKey2 = QStringLiteral("sk-audio-upstream-SECOND-fedcba9876543210");
 const qint64 kAsrPrice = 6000000; // credit units per minute
 const qint64 kTtsPrice = 5000000; // per 1,000 characters
-
-void sqliteRow()
-{
-    QTest::addColumn<QString>("backend");
-    QTest::newRow("sqlite") << QStringLiteral("sqlite");
-}
-
-qint64 balance(ServerFixture &f)
-{
-    return f.store().balance(f.store().defaultAccountId());
-}
-
-HttpReply postForm(ServerFixture &f, const QByteArray &path, const QList<AudioTest::Part> &parts,
-                   const QByteArray &key)
-{
-    return f.client().request("POST", path,
-                              {{"Authorization", "Bearer " + key},
-                               {"Content-Type", "multipart/form-data; boundary=" + kBoundary}},
-                              AudioTest::multipart(parts, kBoundary));
-}
 
 HttpReply postJson(ServerFixture &f, const QJsonObject &body, const QByteArray &key)
 {

@@ -72,7 +72,12 @@ private slots:
             const QJsonObject m = v.toObject();
             ids.insert(m.value("id").toString());
             QVERIFY(!m.value("endpoints").toArray().isEmpty());
-            QVERIFY(m.value("pricing").toObject().contains("input"));
+            // Text models are priced per token; audio ones per minute or per 1,000 characters.
+            const QJsonObject pricing = m.value("pricing").toObject();
+            const bool audio =
+                m.value("endpoints").toArray().at(0).toString().startsWith(QLatin1String("audio."));
+            QVERIFY(audio ? (pricing.contains("per_minute") || pricing.contains("per_1k_chars"))
+                          : pricing.contains("input"));
             if (m.value("id") == "auto")
                 autoTarget = m.value("resolves_to").toString();
         }

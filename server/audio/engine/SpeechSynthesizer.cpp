@@ -21,9 +21,6 @@ cst_voice *register_cmu_us_kal16(const char *voxdir);
 namespace {
 // A sentence longer than this is cut at a comma or a space, so no chunk waits on a long text.
 constexpr qsizetype kMaxChunkChars = 160;
-// The first chunk is cut shorter (at a comma, else a space), so the first audio of a long
-// opening sentence leaves after tens of milliseconds rather than after the whole sentence.
-constexpr qsizetype kFirstChunkChars = 40;
 
 // ---------------------------------------------------------------- text
 
@@ -171,6 +168,19 @@ struct Pcm
     std::vector<int16_t> samples;
 };
 
+// Audio as an engine produces it, before the sentence is done: (rate, samples, count); false
+// stops the engine.
+using Stream = std::function<bool(int rate, const int16_t *samples, int count)>;
+
+// flite's streaming callback: hands each piece of the waveform on while the rest of the
+// sentence is still being made, so the first audio leaves after tens of milliseconds.
+int fliteStream(const cst_wave *w, int start, int size, int, cst_audio_streaming_info *asi)
+{
+    const auto *stream = static_cast<const Stream *>(asi->userdata);
+    return (*stream)(w->sample_rate, w->samples + start, size) ? CST_AUDIO_STREAM_CONT
+                                                               : CST_AUDIO_STREAM_STOP;
+}
+
 // ---------------------------------------------------------------- flite
 
 struct FliteVoice
@@ -216,7 +226,9 @@ FliteVoice *fliteVoice(const QString &name) // fliteMutex held
     return v.voice ? &voices[name] : nullptr;
 }
 
-QString fliteSynth(const QString &voiceName, const QString &sentence, const Settings &s, Pcm *pcm)
+// With `stream`, the audio goes there as it is made and pcm stays empty.
+QString fliteSynth(const QString &voiceName, const QString &sentence, const Settings &s, Pcm *pcm,
+                   const Stream *stream = nullptr)
 {
     std::lock_guard lock(fliteMutex);
     FliteVoice *v = fliteVoice(voiceName);
@@ -235,12 +247,24 @@ QString fliteSynth(const QString &voiceName, const QString &sentence, const Sett
         feat_remove(f, "int_f0_target_mean");
         feat_set_float(f, "f0_shift", float(s.pitchFactor));
     }
+    if (stream) {
+        cst_audio_streaming_info *asi = new_audio_streaming_info();
+        asi->asc = fliteStream;
+        asi->min_buffsize = 1600; // 100 ms at flite's 16 kHz: few, not tiny, pieces
+        asi->userdata = const_cast<Stream *>(stream);
+        feat_set(f, "streaming_info", audio_streaming_info_val(asi)); // the feature owns asi
+    } else {
+        feat_remove(f, "streaming_info");
+    }
     const QByteArray text = fliteText(sentence);
     cst_wave *w = flite_text_to_wave(text.constData(), v->voice);
+    feat_remove(f, "streaming_info");
     if (!w)
         return QStringLiteral("flite failed on a sentence");
     pcm->rate = w->sample_rate;
-    pcm->samples.assign(w->samples, w->samples + w->num_samples);
+    pcm->samples.clear();
+    if (!stream)
+        pcm->samples.assign(w->samples, w->samples + w->num_samples);
     delete_wave(w);
     return {};
 }
@@ -314,10 +338,10 @@ QString espeakSynth(const VoiceSpec &voice, const QString &sentence, const Setti
 }
 
 QString synthOne(const VoiceSpec &voice, const QString &sentence, const Settings &s,
-                 const std::atomic_bool *cancel, Pcm *pcm)
+                 const Stream *stream, const std::atomic_bool *cancel, Pcm *pcm)
 {
     if (voice.engine == QLatin1String("flite"))
-        return fliteSynth(voice.engineVoice, sentence, s, pcm);
+        return fliteSynth(voice.engineVoice, sentence, s, pcm, stream);
     if (voice.engine == QLatin1String("espeak-ng"))
         return espeakSynth(voice, sentence, s, cancel, pcm);
     return QStringLiteral("unknown engine %1").arg(voice.engine);
@@ -353,7 +377,8 @@ Calibration calibrate(const VoiceSpec &voice)
     Pcm pcm;
     Calibration c;
     VoiceSpec neutral = voice;
-    if (synthOne(neutral, text, Settings{}, nullptr, &pcm).isEmpty() && !pcm.samples.empty()) {
+    if (synthOne(neutral, text, Settings{}, nullptr, nullptr, &pcm).isEmpty() &&
+        !pcm.samples.empty()) {
         const ReferenceVoice r =
             analyzeReference(pcm.samples.data(), qsizetype(pcm.samples.size()), pcm.rate);
         c.pitchHz = r.meanPitchHz;
@@ -388,28 +413,40 @@ QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechPara
     }
     s.rateFactor = std::clamp(s.rateFactor, 0.2, 5.0);
 
-    QStringList sentences = splitSentences(text);
-    if (!sentences.isEmpty() && sentences.first().size() > kFirstChunkChars) {
-        const QString first = sentences.first();
-        qsizetype cut = first.lastIndexOf(QLatin1Char(','), kFirstChunkChars - 1);
-        if (cut < kFirstChunkChars / 3)
-            cut = first.lastIndexOf(QLatin1Char(' '), kFirstChunkChars - 1);
-        if (cut >= kFirstChunkChars / 3) {
-            sentences[0] = first.left(cut + 1).trimmed();
-            sentences.insert(1, first.mid(cut + 1).trimmed());
-        }
-    }
+    const QStringList sentences = splitSentences(text);
     Converter converter;
     Pcm pcm;
     const QString cancelled = QStringLiteral("cancelled");
+    // flite hands on its audio while a sentence is being made; the sink is called under the
+    // engine's lock then, which a sink that only queues the bytes (the routes') makes cheap.
+    bool stopped = false;
+    bool convertFailed = false;
+    const Stream stream = [&](int rate, const int16_t *samples, int count) {
+        if (cancel && cancel->load()) {
+            stopped = true;
+            return false;
+        }
+        QByteArray out;
+        if (!converter.convert(rate, samples, count, &out)) {
+            convertFailed = true;
+            return false;
+        }
+        if (!out.isEmpty() && !sink(out)) {
+            stopped = true;
+            return false;
+        }
+        return true;
+    };
     for (qsizetype i = 0; i < sentences.size(); ++i) {
         if (cancel && cancel->load())
             return cancelled;
-        const QString error = synthOne(voice, sentences.at(i), s, cancel, &pcm);
+        const QString error = synthOne(voice, sentences.at(i), s, &stream, cancel, &pcm);
+        if (convertFailed)
+            return QStringLiteral("resampling failed");
+        if (stopped || (cancel && cancel->load()))
+            return cancelled;
         if (!error.isEmpty())
             return error;
-        if (cancel && cancel->load())
-            return cancelled;
         QByteArray out;
         if (!converter.convert(pcm.rate, pcm.samples.data(), int(pcm.samples.size()), &out))
             return QStringLiteral("resampling failed");
