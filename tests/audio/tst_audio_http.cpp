@@ -11,9 +11,11 @@
 #include "ServerFixture.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QtEndian>
 #include <QTest>
 
@@ -504,6 +506,33 @@ private slots:
         }
         QCOMPARE(status, 200);
         QCOMPARE(balance(f), Money::kUnitsPerCredit - 2 * 5000);
+    }
+
+    void operatorVoicesFile_data() { sqliteRow(); }
+    void operatorVoicesFile()
+    {
+        // An operator's voices file replaces the built-in list.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("voices.json");
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"voices\": [{\"name\": \"house\", \"language\": \"en-US\", \"engine\": "
+                   "\"flite\", \"engine_voice\": \"cmu_us_rms\", \"description\": \"ours\"}]}");
+        file.close();
+        SY_START_SERVER(f, settingsWith(QJsonObject{{"voices_file", path}}));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QJsonArray voices = f.client().get("/v1/audio/voices").json().value("data").toArray();
+        QCOMPARE(voices.size(), 1);
+        QCOMPARE(voices.at(0).toObject().value("id").toString(), QStringLiteral("house"));
+        QCOMPARE(f.client()
+                     .postJson("/v1/audio/speech", "{\"input\":\"hi\",\"voice\":\"house\"}", key)
+                     .status,
+                 200);
+        QCOMPARE(f.client()
+                     .postJson("/v1/audio/speech", "{\"input\":\"hi\",\"voice\":\"alloy\"}", key)
+                     .status,
+                 400);
     }
 };
 
