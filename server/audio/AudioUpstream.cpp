@@ -18,14 +18,6 @@ namespace {
 constexpr qsizetype kMaxAnswerBytes = 64 * 1024 * 1024;
 constexpr qsizetype kMaxErrorBytes = 64 * 1024;
 
-QByteArray headerValue(const HttpHeaders &headers, const QByteArray &lowerName)
-{
-    for (const auto &h : headers)
-        if (h.first.toLower() == lowerName)
-            return h.second;
-    return {};
-}
-
 void addField(QByteArray &body, const QByteArray &boundary, const QByteArray &name,
               const QByteArray &value)
 {

@@ -28,14 +28,6 @@ QString upstreamMessage(const QByteArray &body)
     return message.left(500);
 }
 
-QByteArray headerValue(const HttpHeaders &headers, const QByteArray &lowerName)
-{
-    for (const auto &h : headers)
-        if (h.first == lowerName)
-            return h.second;
-    return {};
-}
-
 } // namespace
 
 namespace LlmProtocol {

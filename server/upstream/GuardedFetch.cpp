@@ -15,14 +15,6 @@ QHostAddress plain(const QHostAddress &a)
     return QHostAddress(a.toIPv6Address());
 }
 
-QByteArray headerValue(const HttpHeaders &headers, const QByteArray &name)
-{
-    for (const auto &h : headers)
-        if (h.first == name)
-            return h.second;
-    return {};
-}
-
 bool isRedirect(int status)
 {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;

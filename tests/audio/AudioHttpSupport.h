@@ -1,6 +1,8 @@
 #pragma once
 
 #include "AudioTestSupport.h"
+#include "Pipeline.h"
+#include "RequestContext.h"
 #include "ServerFixture.h"
 
 #include <QTest>
@@ -28,6 +30,21 @@ inline HttpReply postForm(ServerFixture &f, const QByteArray &path, const QList<
                               {{"Authorization", "Bearer " + key},
                                {"Content-Type", "multipart/form-data; boundary=" + kBoundary}},
                               multipart(parts, kBoundary));
+}
+
+// A ServerFixture route hook: GET /test/speech.bin answers `bytes` (a file_uri to fetch).
+inline std::function<void(Pipeline &)> serveFile(const QByteArray &bytes)
+{
+    return [bytes](Pipeline &p) {
+        RouteSpec r;
+        r.method = "GET";
+        r.pattern = QStringLiteral("/test/speech.bin");
+        r.auth = AuthMode::Public;
+        r.handler = [bytes](const ContextPtr &ctx) {
+            ctx->respondRaw(200, "application/octet-stream", bytes);
+        };
+        p.addRoute(r);
+    };
 }
 
 } // namespace AudioTest

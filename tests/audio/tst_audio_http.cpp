@@ -327,16 +327,7 @@ private slots:
     void fileUri()
     {
         const QByteArray wav = sentenceWav();
-        auto serve = [wav](Pipeline &p) {
-            RouteSpec r;
-            r.method = "GET";
-            r.pattern = QStringLiteral("/test/speech.bin");
-            r.auth = AuthMode::Public;
-            r.handler = [wav](const ContextPtr &ctx) {
-                ctx->respondRaw(200, "application/octet-stream", wav);
-            };
-            p.addRoute(r);
-        };
+        const auto serve = AudioTest::serveFile(wav);
         {
             // Loopback is refused by default: the guard names the reason.
             QFETCH(QString, backend);
@@ -374,6 +365,31 @@ private slots:
             f, "/v1/audio/transcriptions",
             {{"file_uri", "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/none"}}, key);
         QCOMPARE(missing.status, 400);
+    }
+
+    void fileUriTooLarge_data() { sqliteRow(); }
+    void fileUriTooLarge()
+    {
+        // A download over audio.file_uri.max_bytes: 413 naming file_uri and the bound, unbilled.
+        SY_START_SERVER(
+            f,
+            settingsWith(QJsonObject{
+                {"file_uri",
+                 QJsonObject{{"max_bytes", 1000},
+                             {"fetch", QJsonObject{{"allow_http", true},
+                                                   {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
+            AudioTest::serveFile(sentenceWav()));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QByteArray url =
+            "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
+        const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
+        QCOMPARE(r.status, 413);
+        const QJsonObject e = r.json().value("error").toObject();
+        QCOMPARE(e.value("param").toString(), QStringLiteral("file_uri"));
+        QCOMPARE(e.value("code").toString(), QStringLiteral("file_too_large"));
+        QVERIFY2(e.value("message").toString().contains("1000"), r.body.constData());
+        QCOMPARE(balance(f), Money::kUnitsPerCredit);
     }
 
     void busyPool_data() { sqliteRow(); }

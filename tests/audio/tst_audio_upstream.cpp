@@ -228,16 +228,7 @@ private slots:
     void transcriptionForwarding()
     {
         const QByteArray wav = sentenceWav();
-        auto serve = [wav](Pipeline &p) {
-            RouteSpec r;
-            r.method = "GET";
-            r.pattern = QStringLiteral("/test/speech.bin");
-            r.auth = AuthMode::Public;
-            r.handler = [wav](const ContextPtr &ctx) {
-                ctx->respondRaw(200, "application/octet-stream", wav);
-            };
-            p.addRoute(r);
-        };
+        const auto serve = AudioTest::serveFile(wav);
         FakeUpstreamProcess fake;
         QVERIFY(fake.start());
         QFETCH(QString, backend);
