@@ -7,8 +7,8 @@
 
 namespace {
 
-// Dialect-neutral SQL: {ID} becomes the auto-increment primary key of each database; times are
-// integer milliseconds since the epoch and money integer units on both.
+// Dialect-neutral SQL: {ID} becomes the auto-increment primary key of each database, {BLOB} its
+// binary type; times are integer milliseconds since the epoch and money integer units on both.
 const Migrations::Component &core()
 {
     static const Migrations::Component c{
@@ -52,6 +52,10 @@ const Migrations::Component &core()
                 "CREATE INDEX usage_account_time ON usage_records(account_id, time_ms)",
                 "CREATE INDEX usage_request ON usage_records(request_id)",
                 "INSERT INTO accounts (name, balance, created_ms) VALUES ('default', 0, {NOW})",
+            },
+            // 2: images billed by the image-task family (server/images)
+            {
+                "ALTER TABLE usage_records ADD COLUMN images BIGINT NOT NULL DEFAULT 0",
             },
         }};
     return c;
@@ -117,6 +121,7 @@ int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &fa
     const bool pg = kind == DatabaseConfig::Kind::Postgres;
     const QString id = pg ? QStringLiteral("BIGSERIAL PRIMARY KEY")
                           : QStringLiteral("INTEGER PRIMARY KEY AUTOINCREMENT");
+    const QString blob = pg ? QStringLiteral("BYTEA") : QStringLiteral("BLOB");
     QSqlQuery q(db);
     exec(q, QStringLiteral("CREATE TABLE IF NOT EXISTS schema_components (component TEXT NOT NULL, "
                            "version INTEGER NOT NULL, applied_ms BIGINT NOT NULL, "
@@ -149,7 +154,9 @@ int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &fa
                 }
                 const QString now = QString::number(QDateTime::currentMSecsSinceEpoch());
                 for (QString sql : c.steps.at(version - 1)) {
-                    sql.replace(QLatin1String("{ID}"), id).replace(QLatin1String("{NOW}"), now);
+                    sql.replace(QLatin1String("{ID}"), id)
+                        .replace(QLatin1String("{BLOB}"), blob)
+                        .replace(QLatin1String("{NOW}"), now);
                     exec(q, sql);
                 }
                 exec(q, QStringLiteral("INSERT INTO schema_components (component, version, "

@@ -10,7 +10,8 @@
 // usage) and each service family's own. A component's steps are applied in order (step i is
 // version i + 1), each in its own transaction, and recorded in schema_components; on PostgreSQL
 // an advisory lock keeps several instances starting together from racing. SQL is
-// dialect-neutral: {ID} is the auto-increment primary key, {NOW} the time in milliseconds.
+// dialect-neutral: {ID} is the auto-increment primary key, {BLOB} the binary type (BLOB, BYTEA),
+// {NOW} the time in milliseconds.
 namespace Migrations {
 
 struct Component

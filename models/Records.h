@@ -62,6 +62,7 @@ struct UsageRecord
     qint64 cacheWriteTokens = 0;
     qint64 characters = 0;
     qint64 audioMs = 0;
+    qint64 images = 0; // images produced and billed (image tasks)
     qint64 requests = 1;
     qint64 cost = 0; // units
     int status = 0;

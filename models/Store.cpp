@@ -94,6 +94,7 @@ UsageRecord usageFrom(const QSqlQuery &q)
     r.latencyMs = q.value(i++).toInt();
     r.requestId = q.value(i++).toString();
     r.estimated = q.value(i++).toInt() != 0;
+    r.images = q.value(i++).toLongLong();
     return r;
 }
 
@@ -102,7 +103,7 @@ constexpr const char *kKeyColumns =
 constexpr const char *kUsageColumns =
     "id, account_id, key_id, token_id, time_ms, endpoint, model, input_tokens, output_tokens, "
     "cache_read_tokens, cache_write_tokens, characters, audio_ms, requests, cost, status, "
-    "latency_ms, request_id, estimated";
+    "latency_ms, request_id, estimated, images";
 
 constexpr qint64 kFarFutureMs = 4'000'000'000'000'000;
 
@@ -418,8 +419,8 @@ qint64 Store::insertUsage(const UsageRecord &r)
     QSqlQuery &q = prepared(
         "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, endpoint, model, "
         "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, characters, "
-        "audio_ms, requests, cost, status, latency_ms, request_id, estimated) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+        "audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     q.addBindValue(r.accountId);
     q.addBindValue(r.keyId ? QVariant(r.keyId) : QVariant(QMetaType::fromType<qint64>()));
     q.addBindValue(r.tokenId ? QVariant(r.tokenId) : QVariant(QMetaType::fromType<qint64>()));
@@ -438,6 +439,7 @@ qint64 Store::insertUsage(const UsageRecord &r)
     q.addBindValue(r.latencyMs);
     q.addBindValue(text(r.requestId));
     q.addBindValue(r.estimated ? 1 : 0);
+    q.addBindValue(r.images);
     exec(q);
     q.next();
     const qint64 id = q.value(0).toLongLong();

@@ -3,6 +3,7 @@
 #include "AudioConfig.h"
 #include "http/HttpHeaders.h"
 #include "TranscriptFormat.h"
+#include "upstream/ProviderPost.h"
 #include "upstream/UpstreamClient.h"
 
 #include <functional>
@@ -17,19 +18,8 @@ class KeyRotation;
 struct SpeechRequest;
 struct TranscriptionRequest;
 
-// What an upstream audio call came to, already mapped the way the text gateway maps its
-// upstreams (server/llm/GatewayCall.cpp): the status and message a client gets.
-struct AudioUpstreamAnswer
-{
-    int status = 0;         // 200: `body` is the answer; else the status to answer with
-    QByteArray contentType; // success: the upstream's Content-Type
-    QByteArray body;        // success: the whole answer
-    QString message;        // failure: for the client, upstream keys scrubbed
-    QString type;           // failure: the envelope's type (upstream_error, ...)
-    QString code;           // failure: the envelope's code
-    QByteArray retryAfter;  // 429: seconds, for the Retry-After header
-    bool ok() const { return status == 200; }
-};
+// What an upstream audio call came to (server/upstream/ProviderPost.h).
+using AudioUpstreamAnswer = UpstreamAnswer;
 
 // The upstream audio providers of one server (server/audio/README.md, "Upstream providers"):
 // OpenAI-compatible transcription and speech, and fish-speech's /v1/tts. One per server,
@@ -42,14 +32,11 @@ public:
     AudioUpstream(KeyRotation &keys, QObject *parent);
     ~AudioUpstream() override;
 
-    class Call;
-    using CallPtr = std::shared_ptr<Call>;
-    using Done = std::function<void(const AudioUpstreamAnswer &)>;
+    using CallPtr = ProviderPostPtr;
+    using Done = ProviderPost::Done;
 
-    // POST {provider.baseUrl}{path} with `body`. The key comes from the rotation
-    // (Authorization: Bearer; none when the provider has no key); a 429 or 5xx rests that key
-    // and, when the provider has another, the call is made once more with it. `done` runs once
-    // on this thread, never after Call::abort().
+    // POST {provider.baseUrl}{path} with `body` (ProviderPost: keys in rotation, one retry on
+    // another key, errors mapped). `done` runs once on this thread, never after abort().
     CallPtr post(const AudioProvider &provider, const QByteArray &path,
                  const QByteArray &contentType, const QByteArray &body, Done done);
 
@@ -73,46 +60,10 @@ public:
     // fish-speech's ServeTTSRequest as JSON: text, the reference (base64, with an empty
     // transcript) when there is one, format wav, not streamed.
     static QByteArray fishSpeechJson(const QString &text, const QByteArray *referenceAudio);
-    // The message of an upstream error body: OpenAI's error.message, fish-speech's message or
-    // detail, else a short excerpt without markup.
-    static QString errorMessage(const QByteArray &body);
+    // The message of an upstream error body (fish-speech's message and detail included).
+    static QString errorMessage(const QByteArray &body) { return ProviderPost::errorMessage(body); }
 
 private:
     KeyRotation &m_keys;
     UpstreamClient *m_client;
-};
-
-// One upstream call in flight (with its one possible retry on another key).
-class AudioUpstream::Call : public std::enable_shared_from_this<AudioUpstream::Call>
-{
-public:
-    // Stops the call; `done` does not run.
-    void abort();
-
-private:
-    friend class AudioUpstream;
-    void attempt(const QString &key);
-    void onHead(int status, const HttpHeaders &headers);
-    void onData(const QByteArray &data);
-    void onDone(UpstreamError error, const QString &message);
-    void fail(int status, const QString &message, const QString &type, const QString &code,
-              const QByteArray &retryAfter = {});
-    void finish(const AudioUpstreamAnswer &answer);
-    QString scrub(const QString &text) const;
-
-    UpstreamClient *m_client = nullptr;
-    KeyRotation *m_keys = nullptr;
-    AudioProvider m_provider;
-    QByteArray m_url;
-    QByteArray m_contentType;
-    QByteArray m_body;
-    Done m_done;
-    QSet<QString> m_tried;
-    QString m_key;
-    UpstreamCallPtr m_call;
-    int m_status = 0;
-    HttpHeaders m_headers;
-    QByteArray m_answer;
-    bool m_tooLarge = false;
-    bool m_finished = false;
 };

@@ -1,5 +1,6 @@
 #include "ControlFamily.h"
 
+#include "ControlApi.h"
 #include "DatabaseService.h"
 #include "Money.h"
 #include "Pipeline.h"
@@ -10,10 +11,7 @@
 
 namespace {
 
-QJsonValue timeJson(const QDateTime &t)
-{
-    return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue();
-}
+using namespace ControlApi;
 
 QJsonObject keyJson(const ApiKeyRecord &k)
 {
@@ -42,6 +40,7 @@ QJsonObject usageJson(const UsageRecord &u)
                                   {"cache_write_tokens", u.cacheWriteTokens},
                                   {"characters", u.characters},
                                   {"audio_seconds", u.audioMs / 1000.0},
+                                  {"images", u.images},
                                   {"requests", u.requests}}},
             {"cost", Money::formatCredits(u.cost)},
             {"cost_units", QString::number(u.cost)},
@@ -49,36 +48,6 @@ QJsonObject usageJson(const UsageRecord &u)
             {"latency_ms", u.latencyMs},
             {"request_id", u.requestId},
             {"estimated", u.estimated}};
-}
-
-// Accepts RFC 3339 times or Unix seconds.
-std::optional<QDateTime> parseTime(const QString &text)
-{
-    bool ok = false;
-    const qint64 seconds = text.toLongLong(&ok);
-    if (ok)
-        return QDateTime::fromSecsSinceEpoch(seconds, Qt::UTC);
-    QDateTime t = QDateTime::fromString(text, Qt::ISODateWithMs);
-    if (!t.isValid())
-        t = QDateTime::fromString(text, Qt::ISODate);
-    if (!t.isValid())
-        return std::nullopt;
-    return t;
-}
-
-std::optional<qint64> parseId(const QString &text)
-{
-    bool ok = false;
-    const qint64 id = text.toLongLong(&ok);
-    if (!ok || id <= 0)
-        return std::nullopt;
-    return id;
-}
-
-void storeUnavailable(const ContextPtr &ctx, const QString &error)
-{
-    qWarning("store error on %s: %s", qPrintable(ctx->request().path), qPrintable(error));
-    ctx->respondError(503, QStringLiteral("The data store is unavailable; try again shortly."));
 }
 
 void balance(Pipeline &p, const ContextPtr &ctx)
@@ -102,25 +71,10 @@ void balance(Pipeline &p, const ContextPtr &ctx)
 
 void ledger(Pipeline &p, const ContextPtr &ctx)
 {
-    const QUrlQuery &q = ctx->request().query;
     int limit = 50;
-    if (q.hasQueryItem("limit")) {
-        bool ok = false;
-        limit = q.queryItemValue("limit").toInt(&ok);
-        if (!ok || limit < 1 || limit > 1000)
-            return ctx->respondError(400,
-                                     QStringLiteral("'limit' must be an integer from 1 to "
-                                                    "1000."),
-                                     {}, QStringLiteral("limit"));
-    }
     qint64 before = 0;
-    if (q.hasQueryItem("cursor")) {
-        const auto id = parseId(q.queryItemValue("cursor"));
-        if (!id)
-            return ctx->respondError(400, QStringLiteral("'cursor' is not a valid cursor."), {},
-                                     QStringLiteral("cursor"));
-        before = *id;
-    }
+    if (!limitParam(ctx, 50, &limit) || !cursorParam(ctx, &before))
+        return;
     const qint64 account = ctx->identity().accountId;
     p.database().read<QList<LedgerEntry>>(
         &p, [=](Store &s) { return s.ledger(account, limit + 1, before); },
@@ -155,15 +109,8 @@ void usage(Pipeline &p, const ContextPtr &ctx)
     auto bad = [&ctx](const QString &param, const QString &what) {
         ctx->respondError(400, QStringLiteral("'%1' %2").arg(param, what), {}, param);
     };
-    for (const char *name : {"from", "to"}) {
-        const QString key = QLatin1String(name);
-        if (!q.hasQueryItem(key))
-            continue;
-        const auto t = parseTime(q.queryItemValue(key, QUrl::FullyDecoded));
-        if (!t)
-            return bad(key, QStringLiteral("must be an RFC 3339 time or Unix seconds."));
-        (key == u"from" ? uq.from : uq.to) = *t;
-    }
+    if (!timeParam(ctx, "from", &uq.from) || !timeParam(ctx, "to", &uq.to))
+        return;
     if (q.hasQueryItem("key")) {
         const auto id = parseId(q.queryItemValue("key"));
         if (!id)
@@ -171,19 +118,8 @@ void usage(Pipeline &p, const ContextPtr &ctx)
         uq.keyId = *id;
     }
     uq.model = q.queryItemValue("model", QUrl::FullyDecoded);
-    if (q.hasQueryItem("limit")) {
-        bool ok = false;
-        uq.limit = q.queryItemValue("limit").toInt(&ok);
-        if (!ok || uq.limit < 1 || uq.limit > 1000)
-            return bad(QStringLiteral("limit"),
-                       QStringLiteral("must be an integer from 1 to 1000."));
-    }
-    if (q.hasQueryItem("cursor")) {
-        const auto id = parseId(q.queryItemValue("cursor"));
-        if (!id)
-            return bad(QStringLiteral("cursor"), QStringLiteral("is not a valid cursor."));
-        uq.beforeId = *id;
-    }
+    if (!limitParam(ctx, uq.limit, &uq.limit) || !cursorParam(ctx, &uq.beforeId))
+        return;
     p.database().read<UsagePage>(
         &p, [uq](Store &s) { return s.usage(uq); },
         [ctx](const DbResult<UsagePage> &r) {

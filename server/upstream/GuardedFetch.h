@@ -51,6 +51,7 @@ struct FetchOutcome
     int redirects = 0;
     qint64 bytes = 0;            // body bytes handed to onData
     QHostAddress refusedAddress; // the address behind a Refused, for the operator's log only
+    QString address;             // the address dialled for the final answer (empty: none)
     bool ok() const { return error == FetchError::None; }
 };
 

@@ -73,6 +73,8 @@ private slots:
         // What the old code left: the core's tables and version rows 1 and 2.
         Migrations::apply(db, t.config().kind(), {});
         QVERIFY(q.exec(QStringLiteral("DROP TABLE schema_components")));
+        // The old core had no images column (core step 2).
+        QVERIFY(q.exec(QStringLiteral("ALTER TABLE usage_records DROP COLUMN images")));
         QVERIFY(q.exec(QStringLiteral("CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, "
                                       "body TEXT NOT NULL, fetched_ms BIGINT NOT NULL)")));
         QVERIFY(q.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY "

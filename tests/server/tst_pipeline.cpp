@@ -72,12 +72,16 @@ private slots:
             const QJsonObject m = v.toObject();
             ids.insert(m.value("id").toString());
             QVERIFY(!m.value("endpoints").toArray().isEmpty());
-            // Text models are priced per token; audio ones per minute or per 1,000 characters.
+            // Text models are priced per token; audio ones per minute or per 1,000 characters;
+            // image ones per image.
             const QJsonObject pricing = m.value("pricing").toObject();
-            const bool audio =
-                m.value("endpoints").toArray().at(0).toString().startsWith(QLatin1String("audio."));
-            QVERIFY(audio ? (pricing.contains("per_minute") || pricing.contains("per_1k_chars"))
-                          : pricing.contains("input"));
+            const QString endpoint = m.value("endpoints").toArray().at(0).toString();
+            if (endpoint.startsWith(QLatin1String("audio.")))
+                QVERIFY(pricing.contains("per_minute") || pricing.contains("per_1k_chars"));
+            else if (endpoint.startsWith(QLatin1String("images.")))
+                QVERIFY(pricing.contains("per_image"));
+            else
+                QVERIFY(pricing.contains("input"));
             if (m.value("id") == "auto")
                 autoTarget = m.value("resolves_to").toString();
         }
