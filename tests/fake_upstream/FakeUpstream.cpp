@@ -5,6 +5,7 @@
 #include "http/HttpConnection.h"
 #include "http/HttpServer.h"
 #include "http/Multipart.h"
+#include "ImageFakes.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -83,11 +84,11 @@ constexpr qint64 kCatalogCreated = 1'700'000'000;
 
 const QStringList &knownOptions()
 {
-    static const QStringList names{QStringLiteral("chunks"),      QStringLiteral("delay-ms"),
-                                   QStringLiteral("interval-ms"), QStringLiteral("fault"),
-                                   QStringLiteral("tool"),        QStringLiteral("cache-read"),
-                                   QStringLiteral("cache-write"), QStringLiteral("text"),
-                                   QStringLiteral("delta-usage"), QStringLiteral("echo-key")};
+    static const QStringList names{
+        QStringLiteral("chunks"),      QStringLiteral("delay-ms"), QStringLiteral("interval-ms"),
+        QStringLiteral("fault"),       QStringLiteral("tool"),     QStringLiteral("cache-read"),
+        QStringLiteral("cache-write"), QStringLiteral("text"),     QStringLiteral("delta-usage"),
+        QStringLiteral("echo-key"),    QStringLiteral("images")};
     return names;
 }
 
@@ -374,30 +375,18 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
         handleModels(ctx, false);
         return;
     }
-    if (path == QLatin1String("/v1/audio/transcriptions") ||
-        path == QLatin1String("/v1/audio/speech") || path == QLatin1String("/v1/tts")) {
-        ctx.fish = path == QLatin1String("/v1/tts");
-        if (request.method != "POST") {
-            respondError(ctx, 405,
-                         QStringLiteral("Method %1 is not allowed on %2; use POST.")
-                             .arg(QString::fromLatin1(request.method), request.path));
-            return;
-        }
-        if (ctx.fish)
-            handleFishTts(ctx);
-        else if (path.endsWith(QLatin1String("/speech")))
-            handleSpeech(ctx);
-        else
-            handleTranscription(ctx);
-        return;
-    }
+    // Every other endpoint takes POST.
+    const bool transcription = path == QLatin1String("/v1/audio/transcriptions");
+    const bool speech = path == QLatin1String("/v1/audio/speech");
+    const bool images = path == QLatin1String("/v1/images/generations");
+    ctx.fish = path == QLatin1String("/v1/tts");
     if (path == QLatin1String("/v1/chat/completions")) {
         ctx.protocol = Protocol::Chat;
     } else if (path == QLatin1String("/v1/responses")) {
         ctx.protocol = Protocol::Responses;
     } else if (path == QLatin1String("/v1/messages")) {
         ctx.protocol = Protocol::Messages;
-    } else {
+    } else if (!transcription && !speech && !images && !ctx.fish) {
         ctx.protocol =
             path.startsWith(QLatin1String("/v1/messages")) ? Protocol::Messages : Protocol::Chat;
         respondError(ctx, 404,
@@ -411,7 +400,16 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
                          .arg(QString::fromLatin1(request.method), request.path));
         return;
     }
-    handleGeneration(ctx);
+    if (transcription)
+        handleTranscription(ctx);
+    else if (speech)
+        handleSpeech(ctx);
+    else if (ctx.fish)
+        handleFishTts(ctx);
+    else if (images)
+        handleImages(ctx);
+    else
+        handleGeneration(ctx);
 }
 
 bool FakeUpstream::authorize(Context &ctx)
@@ -521,6 +519,11 @@ FakeUpstream::makePlan(Context &ctx, const QHash<QString, QString> &directive, Q
             plan.generation.cacheWrite = n;
         } else if (name == QLatin1String("text")) {
             plan.generation.text = value;
+        } else if (name == QLatin1String("images")) {
+            if (!parseInt(value, 0, ImageFakes::kMaxImages, &n))
+                return bad(
+                    QStringLiteral("an image count from 0 to %1").arg(ImageFakes::kMaxImages));
+            plan.images = int(n);
         } else if (name == QLatin1String("echo-key")) {
             ctx.echoKey = value == QLatin1String("1");
         } else if (name == QLatin1String("delta-usage")) {
@@ -551,19 +554,28 @@ FakeUpstream::makePlan(Context &ctx, const QHash<QString, QString> &directive, Q
     return plan;
 }
 
+std::optional<QJsonObject> FakeUpstream::jsonBody(Context &ctx)
+{
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(ctx.exchange->request().body, &parseError);
+    if (parseError.error == QJsonParseError::NoError && doc.isObject())
+        return doc.object();
+    respondError(ctx, 400,
+                 (ctx.protocol == Protocol::Messages
+                      ? QStringLiteral("The request body is not a valid JSON object (%1).")
+                      : QStringLiteral("We could not parse the JSON body of your request (%1)."))
+                     .arg(parseError.errorString()));
+    return std::nullopt;
+}
+
 void FakeUpstream::handleGeneration(Context &ctx)
 {
     if (!authorize(ctx))
         return;
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(ctx.exchange->request().body, &parseError);
-    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
-        respondError(ctx, 400,
-                     QStringLiteral("The request body is not a valid JSON object (%1).")
-                         .arg(parseError.errorString()));
+    const auto body = jsonBody(ctx);
+    if (!body)
         return;
-    }
-    ctx.body = doc.object();
+    ctx.body = *body;
     const bool anthropic = ctx.protocol == Protocol::Messages;
     const QJsonValue model = ctx.body.value(QLatin1String("model"));
     if (!model.isString() || model.toString().isEmpty()) {
@@ -647,7 +659,7 @@ void FakeUpstream::handleModels(Context &ctx, bool catalog)
                    catalog ? catalogJson() : modelsJson(ctx.protocol == Protocol::Messages));
 }
 
-bool FakeUpstream::planAudio(Context &ctx, const QString &directiveText, RequestPlan *plan)
+bool FakeUpstream::planFromText(Context &ctx, const QString &directiveText, RequestPlan *plan)
 {
     QString error;
     const auto p = makePlan(ctx, parseDirective(directiveText), &error);
@@ -772,7 +784,7 @@ void FakeUpstream::handleTranscription(Context &ctx)
     }
     const QString prompt = text("prompt");
     RequestPlan plan;
-    if (!planAudio(ctx, prompt, &plan))
+    if (!planFromText(ctx, prompt, &plan))
         return;
     AudioFakes::Heard heard;
     heard.seconds = seconds;
@@ -794,15 +806,10 @@ void FakeUpstream::handleSpeech(Context &ctx)
 {
     if (!authorize(ctx))
         return;
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(ctx.exchange->request().body, &parseError);
-    if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
-        respondError(ctx, 400,
-                     QStringLiteral("We could not parse the JSON body of your request (%1).")
-                         .arg(parseError.errorString()));
+    const auto parsed = jsonBody(ctx);
+    if (!parsed)
         return;
-    }
-    const QJsonObject body = doc.object();
+    const QJsonObject &body = *parsed;
     if (body.value("model").toString().isEmpty()) {
         respondError(ctx, 400, QStringLiteral("you must provide a model parameter"), "model");
         return;
@@ -845,7 +852,7 @@ void FakeUpstream::handleSpeech(Context &ctx)
         return;
     }
     RequestPlan plan;
-    if (!planAudio(ctx, input.toString(), &plan))
+    if (!planFromText(ctx, input.toString(), &plan))
         return;
     const QByteArray pcm = AudioFakes::speechPcm(input.toString(), AudioFakes::kOpenAiRate, speed);
     const bool wav = format == QLatin1String("wav");
@@ -907,7 +914,7 @@ void FakeUpstream::handleFishTts(Context &ctx)
         }
     }
     RequestPlan plan;
-    if (!planAudio(ctx, body.value("text").toString(), &plan))
+    if (!planFromText(ctx, body.value("text").toString(), &plan))
         return;
     const QByteArray pcm =
         AudioFakes::speechPcm(body.value("text").toString(), AudioFakes::kFishRate);
@@ -916,6 +923,69 @@ void FakeUpstream::handleFishTts(Context &ctx)
                    {{"content-type", wav ? "audio/wav" : "application/octet-stream"},
                     {"content-disposition", "attachment; filename=audio." + format.toLatin1()},
                     {"x-fake-references", QByteArray::number(refs.size())}});
+}
+
+// POST /v1/images/generations: OpenAI's JSON, checked as OpenAI checks it; PNG files of the
+// asked size, inline (b64_json) or served by the fake itself (url).
+void FakeUpstream::handleImages(Context &ctx)
+{
+    if (!authorize(ctx))
+        return;
+    const auto body = jsonBody(ctx);
+    if (!body)
+        return;
+    ImageFakes::Request asked;
+    if (const auto invalid = ImageFakes::parseRequest(*body, &asked)) {
+        respondError(ctx, 400, invalid->message, invalid->param, invalid->code);
+        return;
+    }
+    RequestPlan plan;
+    if (!planFromText(ctx, asked.prompt, &plan))
+        return;
+    const int count = plan.images < 0 ? asked.n : qMin(asked.n, plan.images);
+    const QByteArray base = "http://" + m_server->serverAddress().toString().toLatin1() + ':' +
+                            QByteArray::number(port()) + "/fake/images/";
+    Json data = Json::array();
+    for (int i = 0; i < count; ++i) {
+        const QByteArray file = ImageFakes::png(asked.width, asked.height, asked.prompt, i);
+        Json item = Json::object();
+        if (asked.b64Json) {
+            item.add("b64_json", file.toBase64());
+        } else {
+            const QByteArray id = fakeId("img-", ctx.seq) + '-' + QByteArray::number(i);
+            m_images.put(id, file);
+            item.add("url", base + id + ".png");
+        }
+        item.add("revised_prompt", asked.prompt);
+        data.push(std::move(item));
+    }
+    respondPlanned(ctx, plan,
+                   Json::object()
+                       .add("created", QDateTime::currentSecsSinceEpoch())
+                       .add("data", std::move(data))
+                       .toJson());
+}
+
+// GET /fake/images/<id>.png: an image of a url answer, while it is among the last stored.
+void FakeUpstream::serveImage(const ExchangePtr &exchange)
+{
+    const HttpRequest &request = exchange->request();
+    const QString name = request.path.mid(QLatin1String("/fake/images/").size());
+    const QByteArray file = name.endsWith(QLatin1String(".png"))
+                                ? m_images.get(name.chopped(4).toLatin1())
+                                : QByteArray();
+    if (file.isEmpty()) {
+        exchange->respond(
+            404, {{"content-type", "application/json"}},
+            errorBody(Protocol::Chat, 404,
+                      QStringLiteral("No image %1 (unknown, or older than the last "
+                                     "%2).")
+                          .arg(request.path, QString::number(ImageFakes::kStoredImages)),
+                      {}));
+        return;
+    }
+    ++m_imageFetches;
+    exchange->respond(200, {{"content-type", "image/png"}}, file);
 }
 
 bool FakeUpstream::applyEarlyFault(Context &ctx, const RequestPlan &plan, bool stream)
@@ -1113,10 +1183,12 @@ void FakeUpstream::handleControl(const ExchangePtr &exchange)
 {
     const HttpRequest &request = exchange->request();
     const HttpHeaders headers{{"content-type", "application/json"}};
-    if (request.path == QLatin1String("/fake/stats") && request.method == "GET") {
+    if (request.path.startsWith(QLatin1String("/fake/images/")) && request.method == "GET") {
+        serveImage(exchange);
+    } else if (request.path == QLatin1String("/fake/stats") && request.method == "GET") {
         exchange->respond(200, headers, statsJson());
     } else if (request.path == QLatin1String("/fake/reset") && request.method == "POST") {
-        m_requests = m_completed = m_cancelled = m_faulted = 0;
+        m_requests = m_completed = m_cancelled = m_faulted = m_imageFetches = 0;
         m_byPath.clear();
         m_maxOpenStreams = m_openStreams;
         m_maxOpenRequests = m_openRequests;
@@ -1125,7 +1197,7 @@ void FakeUpstream::handleControl(const ExchangePtr &exchange)
         exchange->respond(404, headers,
                           errorBody(Protocol::Chat, 404,
                                     QStringLiteral("Unknown control URL: %1 %2 (GET /fake/stats, "
-                                                   "POST /fake/reset).")
+                                                   "POST /fake/reset, GET /fake/images/ID.png).")
                                         .arg(QString::fromLatin1(request.method), request.path),
                                     {}));
     }
@@ -1145,6 +1217,7 @@ QByteArray FakeUpstream::statsJson() const
         .add("completed", m_completed)
         .add("cancelled", m_cancelled)
         .add("faulted", m_faulted)
+        .add("image_fetches", m_imageFetches)
         .add("connections", qint64(m_owners.size()))
         .add("by_path", std::move(byPath))
         .toJson();

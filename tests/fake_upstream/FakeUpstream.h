@@ -1,6 +1,7 @@
 #pragma once
 
 #include "http/HttpHandler.h"
+#include "ImageFakes.h"
 #include "Protocols.h"
 
 #include <QFile>
@@ -64,6 +65,7 @@ struct RequestPlan
     int firstByteMs = 0;
     int intervalMs = 0;
     Fault fault;
+    int images = -1; // images: answer at most this many (-1: as many as asked)
 };
 
 // The fake upstream: OpenAI chat completions and responses, Anthropic messages, model lists,
@@ -104,10 +106,15 @@ private:
     void handleTranscription(Context &ctx);
     void handleSpeech(Context &ctx);
     void handleFishTts(Context &ctx);
-    // The plan of an audio request (directive from a text field) and its early fault; false
-    // when the request was answered.
-    bool planAudio(Context &ctx, const QString &directiveText, RequestPlan *plan);
+    // Images (README.md, "Images"): OpenAI's generations; the files at /fake/images/<id>.png.
+    void handleImages(Context &ctx);
+    void serveImage(const ExchangePtr &exchange);
+    // The plan of a request whose directive is in one text field (audio, images) and its early
+    // fault; false when the request was answered.
+    bool planFromText(Context &ctx, const QString &directiveText, RequestPlan *plan);
     bool authorize(Context &ctx);
+    // The request's body as a JSON object; nothing, after a 400 answer, when it is not one.
+    std::optional<QJsonObject> jsonBody(Context &ctx);
     std::optional<RequestPlan> makePlan(Context &ctx, const QHash<QString, QString> &directive,
                                         QString *error) const;
     void respondNow(Context &ctx, int status, const QByteArray &body,
@@ -134,12 +141,14 @@ private:
     QHash<HttpConnection *, std::weak_ptr<HttpExchange>> m_owners;
     QFile m_log;
     QByteArray m_catalogFile;
+    ImageFakes::Store m_images{ImageFakes::kStoredImages}; // the images of url answers
 
     quint64 m_seq = 0;
     qint64 m_requests = 0;
     qint64 m_completed = 0;
     qint64 m_cancelled = 0;
     qint64 m_faulted = 0;
+    qint64 m_imageFetches = 0;
     int m_openStreams = 0;
     int m_maxOpenStreams = 0;
     int m_openRequests = 0;

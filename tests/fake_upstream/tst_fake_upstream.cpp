@@ -1,6 +1,7 @@
 // Black-box tests of the fake_upstream program: started as a QProcess, spoken to over plain
 // sockets so the exact bytes (status line, headers, chunked framing, SSE events) are checked.
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -8,9 +9,12 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSet>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QTest>
+#include <QUrl>
 
 #include <memory>
 #include <sys/resource.h>
@@ -245,6 +249,110 @@ bool parses(const QByteArray &json)
     QJsonParseError error;
     QJsonDocument::fromJson(json, &error);
     return error.error == QJsonParseError::NoError;
+}
+
+// CRC-32 bit by bit (the fake uses a table), so a PNG is checked by independent code.
+quint32 bitwiseCrc32(const QByteArray &data)
+{
+    quint32 crc = 0xFFFFFFFFu;
+    for (const char byte : data) {
+        crc ^= quint8(byte);
+        for (int bit = 0; bit < 8; ++bit)
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+quint32 bigEndian32(const QByteArray &bytes, qsizetype at)
+{
+    return qFromBigEndian<quint32>(bytes.constData() + at);
+}
+
+// A decoded PNG: its IHDR size and the inflated scanlines (a filter byte, then RGB, per row).
+struct Png
+{
+    int width = 0;
+    int height = 0;
+    QByteArray scanlines;
+    QString error; // empty when the file is sound
+};
+
+// Reads a PNG as a decoder does: the signature, every chunk's length and CRC, IHDR first
+// (8-bit RGB, not interlaced), IEND last with nothing after it, and the IDAT zlib stream
+// (its Adler-32 checked by zlib) inflated to exactly height rows of 1 + 3 * width bytes,
+// each with a valid filter type.
+Png readPng(const QByteArray &file)
+{
+    Png png;
+    if (!file.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8))) {
+        png.error = QStringLiteral("no PNG signature");
+        return png;
+    }
+    QList<QByteArray> types;
+    QByteArray header;
+    QByteArray stream;
+    qsizetype at = 8;
+    while (at + 12 <= file.size()) {
+        const qsizetype length = bigEndian32(file, at);
+        if (at + 12 + length > file.size())
+            break;
+        const QByteArray typed = file.mid(at + 4, 4 + length);
+        if (bigEndian32(file, at + 8 + length) != bitwiseCrc32(typed)) {
+            png.error =
+                QStringLiteral("bad CRC in chunk %1").arg(QString::fromLatin1(typed.left(4)));
+            return png;
+        }
+        types << typed.left(4);
+        if (types.last() == "IHDR")
+            header = typed.mid(4);
+        else if (types.last() == "IDAT")
+            stream += typed.mid(4);
+        at += 12 + length;
+    }
+    if (at != file.size() || types.isEmpty() || types.first() != "IHDR" || types.last() != "IEND" ||
+        header.size() != 13) {
+        png.error =
+            QStringLiteral("bad chunk layout: %1").arg(QString::fromLatin1(types.join(',')));
+        return png;
+    }
+    png.width = int(bigEndian32(header, 0));
+    png.height = int(bigEndian32(header, 4));
+    if (header.mid(8) != QByteArray("\x08\x02\x00\x00\x00", 5)) {
+        png.error = QStringLiteral("not 8-bit RGB without interlace");
+        return png;
+    }
+    const qsizetype stride = 1 + 3 * qsizetype(png.width);
+    // qUncompress takes the expected size in front of the zlib stream.
+    QByteArray sized(4, '\0');
+    qToBigEndian(quint32(stride * png.height), sized.data());
+    png.scanlines = qUncompress(sized + stream);
+    if (png.scanlines.size() != stride * png.height) {
+        png.error = QStringLiteral("IDAT inflates to %1 bytes, not %2")
+                        .arg(png.scanlines.size())
+                        .arg(stride * png.height);
+        return png;
+    }
+    for (int y = 0; y < png.height; ++y) {
+        if (quint8(png.scanlines[y * stride]) > 4) {
+            png.error = QStringLiteral("row %1 has filter type %2")
+                            .arg(y)
+                            .arg(quint8(png.scanlines[y * stride]));
+            return png;
+        }
+    }
+    return png;
+}
+
+// The PNG files of an images answer with b64_json items (empty on a malformed item).
+QList<QByteArray> b64Images(const QJsonObject &answer)
+{
+    QList<QByteArray> files;
+    for (const QJsonValue &item : answer[u"data"].toArray()) {
+        const auto file = QByteArray::fromBase64Encoding(item[u"b64_json"].toString().toLatin1(),
+                                                         QByteArray::AbortOnBase64DecodingErrors);
+        files << (file ? *file : QByteArray());
+    }
+    return files;
 }
 
 class FakeProcess
@@ -872,6 +980,416 @@ private slots:
         Client models(fake.port);
         models.send("GET", "/v1/models", openAi());
         QCOMPARE(models.read().json()[u"data"][0][u"id"].toString(), "rocket-1");
+    }
+
+    // ------------------------------------------------------------------ images
+
+    void imagesB64Json()
+    {
+        const QString prompt = QStringLiteral("a red fox in fresh snow");
+        const QByteArray body = toJson({{"prompt", prompt},
+                                        {"model", "gpt-image-1"},
+                                        {"n", 3},
+                                        {"size", "256x256"},
+                                        {"quality", "high"},
+                                        {"response_format", "b64_json"},
+                                        {"style", "natural"},
+                                        {"user", "user-1"}});
+        const qint64 before = QDateTime::currentSecsSinceEpoch();
+        const Reply r = post("/v1/images/generations", body, openAi());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QVERIFY(r.header("x-request-id").startsWith("req_"));
+        const QJsonObject answer = r.json();
+        QCOMPARE(answer.keys(), QStringList({"created", "data"}));
+        QVERIFY(answer[u"created"].toInteger() >= before);
+        QVERIFY(answer[u"created"].toInteger() <= QDateTime::currentSecsSinceEpoch());
+        const QJsonArray data = answer[u"data"].toArray();
+        QCOMPARE(data.size(), 3);
+        for (const QJsonValue &item : data) {
+            QCOMPARE(item.toObject().keys(), QStringList({"b64_json", "revised_prompt"}));
+            QCOMPARE(item[u"revised_prompt"].toString(), prompt);
+        }
+        QSet<QByteArray> pictures;
+        for (const QByteArray &file : b64Images(answer)) {
+            const Png png = readPng(file);
+            QVERIFY2(png.error.isEmpty(), qPrintable(png.error));
+            QCOMPARE(png.width, 256);
+            QCOMPARE(png.height, 256);
+            pictures.insert(png.scanlines);
+        }
+        QCOMPARE(pictures.size(), 3); // each image of a request is another picture
+
+        // The same request, the same files; the request is logged like the others.
+        const Reply again = post("/v1/images/generations", body, openAi());
+        QCOMPARE(again.json().value("data"), answer.value("data"));
+        QFile log(m_logPath);
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QJsonObject line =
+            QJsonDocument::fromJson(log.readAll().trimmed().split('\n').last()).object();
+        QCOMPARE(line[u"path"].toString(), "/v1/images/generations");
+        QCOMPARE(line[u"body"].toString().toUtf8(), body);
+        QCOMPARE(line[u"headers"][u"authorization"].toString(), "Bearer ***wxyz");
+    }
+
+    void imagesSizes_data()
+    {
+        QTest::addColumn<QJsonValue>("size");
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("height");
+        QTest::newRow("default") << QJsonValue() << 1024 << 1024;
+        QTest::newRow("null") << QJsonValue(QJsonValue::Null) << 1024 << 1024;
+        QTest::newRow("auto") << QJsonValue("auto") << 1024 << 1024;
+        QTest::newRow("512x512") << QJsonValue("512x512") << 512 << 512;
+        QTest::newRow("1792x1024") << QJsonValue("1792x1024") << 1792 << 1024;
+        QTest::newRow("1024x1792") << QJsonValue("1024x1792") << 1024 << 1792;
+        QTest::newRow("1536x1024") << QJsonValue("1536x1024") << 1536 << 1024;
+        QTest::newRow("1024x1536") << QJsonValue("1024x1536") << 1024 << 1536;
+    }
+
+    void imagesSizes()
+    {
+        QFETCH(QJsonValue, size);
+        QFETCH(int, width);
+        QFETCH(int, height);
+        // Null optional fields count as absent.
+        QJsonObject body{{"prompt", "a harbour at dawn"},
+                         {"n", QJsonValue::Null},
+                         {"model", QJsonValue::Null},
+                         {"response_format", "b64_json"}};
+        if (!size.isUndefined())
+            body.insert("size", size);
+        QElapsedTimer timer;
+        timer.start();
+        const Reply r = post("/v1/images/generations", toJson(body), openAi());
+        QCOMPARE(r.status, 200);
+        const QList<QByteArray> files = b64Images(r.json());
+        QCOMPARE(files.size(), 1);
+        const Png png = readPng(files.first());
+        QVERIFY2(png.error.isEmpty(), qPrintable(png.error));
+        QCOMPARE(png.width, width);
+        QCOMPARE(png.height, height);
+        QVERIFY2(files.first().size() < 200 * 1024,
+                 QByteArray::number(files.first().size()).constData());
+        QVERIFY2(timer.elapsed() < 2000, QByteArray::number(timer.elapsed()).constData());
+    }
+
+    void imagesUrl()
+    {
+        m_fake.resetStats();
+        // The default response_format is url; /api/v1 is /v1 as for the other endpoints.
+        const Reply r =
+            post("/api/v1/images/generations",
+                 toJson({{"prompt", "a lighthouse"}, {"n", 2}, {"size", "512x512"}}), openAi());
+        QCOMPARE(r.status, 200);
+        const QJsonArray data = r.json()[u"data"].toArray();
+        QCOMPARE(data.size(), 2);
+        const QByteArray origin = "http://127.0.0.1:" + QByteArray::number(m_fake.port);
+        QSet<QByteArray> pictures;
+        for (const QJsonValue &item : data) {
+            QCOMPARE(item.toObject().keys(), QStringList({"revised_prompt", "url"}));
+            QCOMPARE(item[u"revised_prompt"].toString(), "a lighthouse");
+            const QByteArray url = item[u"url"].toString().toUtf8();
+            QVERIFY2(url.startsWith(origin + "/fake/images/") && url.endsWith(".png"),
+                     url.constData());
+            const Reply file = get(url.mid(origin.size()));
+            QCOMPARE(file.status, 200);
+            QCOMPARE(file.header("content-type"), QByteArray("image/png"));
+            const Png png = readPng(file.body);
+            QVERIFY2(png.error.isEmpty(), qPrintable(png.error));
+            QCOMPARE(png.width, 512);
+            QCOMPARE(png.height, 512);
+            pictures.insert(png.scanlines);
+        }
+        QCOMPARE(pictures.size(), 2);
+        // The same picture as b64_json.
+        const Reply inlined = post(
+            "/v1/images/generations",
+            toJson(
+                {{"prompt", "a lighthouse"}, {"size", "512x512"}, {"response_format", "b64_json"}}),
+            openAi());
+        QCOMPARE(
+            readPng(b64Images(inlined.json()).value(0)).scanlines,
+            readPng(get(data[0][u"url"].toString().toUtf8().mid(origin.size())).body).scanlines);
+
+        Reply missing = get("/fake/images/img-nothing-0.png");
+        QCOMPARE(missing.status, 404);
+        QCOMPARE(missing.json()[u"error"][u"type"].toString(), "invalid_request_error");
+        missing = get(data[0][u"url"].toString().toUtf8().mid(origin.size()).chopped(4));
+        QCOMPARE(missing.status, 404);
+
+        // Fetches are counted apart from the requests.
+        const QJsonObject stats = m_fake.stats();
+        QCOMPARE(stats[u"requests"].toInt(), 2);
+        QCOMPARE(stats[u"image_fetches"].toInt(), 3);
+        QCOMPARE(stats[u"by_path"][u"/api/v1/images/generations"].toInt(), 1);
+        QCOMPARE(stats[u"by_path"][u"/v1/images/generations"].toInt(), 1);
+    }
+
+    void imagesEviction()
+    {
+        // The fake keeps the last 256 images of url answers.
+        FakeProcess fake;
+        QVERIFY(fake.start());
+        auto generate = [&](int n) {
+            Client c(fake.port);
+            c.send("POST", "/v1/images/generations", openAi(),
+                   toJson({{"prompt", "kept"}, {"n", n}, {"size", "256x256"}}));
+            QList<QByteArray> paths;
+            for (const QJsonValue &item : c.read().json()[u"data"].toArray())
+                paths << QUrl(item[u"url"].toString()).path().toUtf8();
+            return paths;
+        };
+        auto status = [&](const QByteArray &path) {
+            Client c(fake.port);
+            c.send("GET", path, {});
+            return c.read().status;
+        };
+        const QList<QByteArray> first = generate(1);
+        QCOMPARE(first.size(), 1);
+        QList<QByteArray> later;
+        for (int i = 0; i < 25; ++i)
+            later += generate(10);
+        QCOMPARE(later.size(), 250);
+        QCOMPARE(status(first.first()), 200); // 251 stored
+        later += generate(5);
+        QCOMPARE(status(first.first()), 200); // 256 stored, the first among them
+        later += generate(1);
+        QCOMPARE(status(first.first()), 404);
+        QCOMPARE(status(later.first()), 200);
+        QCOMPARE(status(later.last()), 200);
+    }
+
+    void imagesValidation_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("param"); // empty: null
+        QTest::addColumn<QString>("code");  // empty: null
+        QTest::addColumn<QString>("message");
+        QTest::newRow("prompt missing") << toJson({{"n", 1}}) << "prompt"
+                                        << "missing_required_parameter"
+                                        << "Missing required parameter: 'prompt'.";
+        QTest::newRow("prompt number")
+            << toJson({{"prompt", 5}}) << "prompt"
+            << "invalid_type"
+            << "Invalid type for 'prompt': expected a string, but got an integer instead.";
+        QTest::newRow("prompt null")
+            << toJson({{"prompt", QJsonValue::Null}}) << "prompt"
+            << "invalid_type"
+            << "Invalid type for 'prompt': expected a string, but got null instead.";
+        QTest::newRow("prompt empty")
+            << toJson({{"prompt", ""}}) << "prompt"
+            << "empty_string"
+            << "Invalid 'prompt': empty string. Expected a string with minimum length 1, but "
+               "got an empty string instead.";
+        QTest::newRow("prompt too long")
+            << toJson({{"prompt", QString(32001, QLatin1Char('a'))}}) << "prompt"
+            << "string_above_max_length"
+            << "Invalid 'prompt': string too long. Expected a string with maximum length 32000, "
+               "but got a string with length 32001 instead.";
+        QTest::newRow("model number")
+            << toJson({{"prompt", "x"}, {"model", 3}}) << "model"
+            << "invalid_type"
+            << "Invalid type for 'model': expected a string, but got an integer instead.";
+        QTest::newRow("n zero") << toJson({{"prompt", "x"}, {"n", 0}}) << "n"
+                                << "integer_below_min_value"
+                                << "Invalid 'n': integer below minimum value. Expected a value "
+                                   ">= 1, but got 0 instead.";
+        QTest::newRow("n eleven") << toJson({{"prompt", "x"}, {"n", 11}}) << "n"
+                                  << "integer_above_max_value"
+                                  << "Invalid 'n': integer above maximum value. Expected a value "
+                                     "<= 10, but got 11 instead.";
+        QTest::newRow("n string")
+            << toJson({{"prompt", "x"}, {"n", "2"}}) << "n"
+            << "invalid_type"
+            << "Invalid type for 'n': expected an integer, but got a string instead.";
+        QTest::newRow("n decimal")
+            << toJson({{"prompt", "x"}, {"n", 1.5}}) << "n"
+            << "invalid_type"
+            << "Invalid type for 'n': expected an integer, but got a decimal number instead.";
+        QTest::newRow("size") << toJson({{"prompt", "x"}, {"size", "1000x1000"}}) << "size"
+                              << "invalid_value"
+                              << "Invalid value: '1000x1000'. Supported values are: '256x256', "
+                                 "'512x512', '1024x1024', '1536x1024', '1024x1536', "
+                                 "'1792x1024', '1024x1792', and 'auto'.";
+        QTest::newRow("size number")
+            << toJson({{"prompt", "x"}, {"size", 1024}}) << "size"
+            << "invalid_type"
+            << "Invalid type for 'size': expected a string, but got an integer instead.";
+        QTest::newRow("quality") << toJson({{"prompt", "x"}, {"quality", "ultra"}}) << "quality"
+                                 << "invalid_value"
+                                 << "Invalid value: 'ultra'. Supported values are: 'standard', "
+                                    "'hd', 'low', 'medium', 'high', and 'auto'.";
+        QTest::newRow("response_format")
+            << toJson({{"prompt", "x"}, {"response_format", "png"}}) << "response_format"
+            << "invalid_value"
+            << "Invalid value: 'png'. Supported values are: 'url' and 'b64_json'.";
+        QTest::newRow("style") << toJson({{"prompt", "x"}, {"style", "bold"}}) << "style"
+                               << "invalid_value"
+                               << "Invalid value: 'bold'. Supported values are: 'vivid' and "
+                                  "'natural'.";
+        QTest::newRow("user") << toJson({{"prompt", "x"}, {"user", true}}) << "user"
+                              << "invalid_type"
+                              << "Invalid type for 'user': expected a string, but got a "
+                                 "boolean instead.";
+        QTest::newRow("unknown field") << toJson({{"prompt", "x"}, {"negative_prompt", "y"}}) << ""
+                                       << ""
+                                       << "Unrecognized request argument supplied: negative_prompt";
+        QTest::newRow("not json") << QByteArray("{oops") << ""
+                                  << ""
+                                  << "We could not parse the JSON body of your request";
+        QTest::newRow("not an object") << QByteArray("[]") << ""
+                                       << ""
+                                       << "We could not parse the JSON body of your request";
+    }
+
+    void imagesValidation()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, param);
+        QFETCH(QString, code);
+        QFETCH(QString, message);
+        const Reply r = post("/v1/images/generations", body, openAi());
+        QCOMPARE(r.status, 400);
+        const QJsonObject error = r.json()[u"error"].toObject();
+        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
+        QCOMPARE(error[u"type"].toString(), "invalid_request_error");
+        QVERIFY2(error[u"message"].toString().startsWith(message),
+                 qPrintable(error[u"message"].toString()));
+        QCOMPARE(error[u"param"], param.isEmpty() ? QJsonValue() : QJsonValue(param));
+        QCOMPARE(error[u"code"], code.isEmpty() ? QJsonValue() : QJsonValue(code));
+    }
+
+    void imagesAuth()
+    {
+        const QByteArray body = toJson({{"prompt", "x"}, {"size", "256x256"}});
+        const Headers json{{"content-type", "application/json"}};
+        Reply r = post("/v1/images/generations", body, json);
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json()[u"error"][u"type"].toString(), "invalid_request_error");
+        QVERIFY(r.json()[u"error"][u"message"].toString().contains("API key"));
+        r = get("/v1/images/generations", openAi());
+        QCOMPARE(r.status, 405);
+
+        FakeProcess fake;
+        QVERIFY(fake.start({QStringLiteral("--require-key"), QStringLiteral("sk-images-0001")}));
+        auto call = [&](const QByteArray &key) {
+            Client c(fake.port);
+            c.send("POST", "/v1/images/generations",
+                   json + Headers{{"authorization", "Bearer " + key}}, body);
+            return c.read();
+        };
+        r = call("sk-wrong-99998888");
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json()[u"error"][u"code"].toString(), "invalid_api_key");
+        QVERIFY(!r.body.contains("sk-wrong-99998888"));
+        QCOMPARE(call("sk-images-0001").status, 200);
+    }
+
+    void imagesFaults_data()
+    {
+        QTest::addColumn<QString>("prompt");
+        QTest::addColumn<QByteArray>("header"); // x-fake-fault, or empty
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QByteArray>("retryAfter");
+        QTest::newRow("429 directive")
+            << "a cat [fake fault=429]" << QByteArray() << 429 << "requests" << QByteArray("2");
+        QTest::newRow("429:9 directive")
+            << "a cat [fake fault=429:9]" << QByteArray() << 429 << "requests" << QByteArray("9");
+        QTest::newRow("500 header")
+            << "a cat" << QByteArray("500") << 500 << "server_error" << QByteArray();
+        QTest::newRow("503 directive")
+            << "a cat [fake fault=503]" << QByteArray() << 503 << "server_error" << QByteArray();
+        QTest::newRow("header over directive")
+            << "a cat [fake fault=500]" << QByteArray("none") << 200 << QString() << QByteArray();
+    }
+
+    void imagesFaults()
+    {
+        QFETCH(QString, prompt);
+        QFETCH(QByteArray, header);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        QFETCH(QByteArray, retryAfter);
+        const Headers extra = header.isEmpty() ? Headers() : Headers{{"x-fake-fault", header}};
+        const Reply r = post("/v1/images/generations",
+                             toJson({{"prompt", prompt}, {"size", "256x256"}}), openAi(extra));
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.header("retry-after"), retryAfter);
+        if (status == 200) {
+            QCOMPARE(r.json()[u"data"].toArray().size(), 1);
+            return;
+        }
+        const QJsonObject error = r.json()[u"error"].toObject();
+        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
+        QCOMPARE(error[u"type"].toString(), type);
+        QCOMPARE(error[u"code"], status == 429 ? QJsonValue("rate_limit_exceeded") : QJsonValue());
+    }
+
+    void imagesPartial()
+    {
+        // images=K answers K of the n asked; headers win over the directive.
+        const QString prompt = QStringLiteral("a tree [fake images=2]");
+        QJsonObject body{
+            {"prompt", prompt}, {"n", 4}, {"size", "256x256"}, {"response_format", "b64_json"}};
+        Reply r = post("/v1/images/generations", toJson(body), openAi());
+        QCOMPARE(r.status, 200);
+        const QList<QByteArray> partial = b64Images(r.json());
+        QCOMPARE(partial.size(), 2);
+        r = post("/v1/images/generations", toJson(body), openAi({{"x-fake-images", "9"}}));
+        const QList<QByteArray> whole = b64Images(r.json());
+        QCOMPARE(whole.size(), 4);
+        QCOMPARE(whole.mid(0, 2), partial); // the first K of the same request
+        for (const QByteArray &file : whole)
+            QVERIFY(readPng(file).error.isEmpty());
+
+        r = post("/v1/images/generations", toJson(body), openAi({{"x-fake-images", "0"}}));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("data"), QJsonValue(QJsonArray()));
+        body.insert("response_format", "url");
+        r = post("/v1/images/generations", toJson(body), openAi({{"x-fake-images", "1"}}));
+        QCOMPARE(r.json()[u"data"].toArray().size(), 1);
+        QVERIFY(r.json()[u"data"][0][u"url"].toString().endsWith("-0.png"));
+
+        r = post("/v1/images/generations", toJson(body), openAi({{"x-fake-images", "11"}}));
+        QCOMPARE(r.status, 400);
+        QVERIFY(r.json()[u"error"][u"message"].toString().contains("images"));
+        r = post("/v1/images/generations", toJson({{"prompt", "x [fake images=-1]"}}), openAi());
+        QCOMPARE(r.status, 400);
+    }
+
+    void imagesDelay()
+    {
+        const QByteArray body = toJson({{"prompt", "slow"}, {"size", "256x256"}});
+        QElapsedTimer timer;
+        timer.start();
+        Reply r = post("/v1/images/generations", body, openAi({{"x-fake-delay-ms", "300"}}));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(timer.elapsed() >= 290, QByteArray::number(timer.elapsed()).constData());
+
+        // A slow first byte from the directive: nothing for a while, then the answer.
+        timer.restart();
+        Client slow(m_fake.port);
+        slow.send(
+            "POST", "/v1/images/generations", openAi(),
+            toJson({{"prompt", "slow [fake fault=slow-first-byte:600]"}, {"size", "256x256"}}));
+        QVERIFY(!slow.socket().waitForReadyRead(300));
+        r = slow.read(5000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(timer.elapsed() >= 590, QByteArray::number(timer.elapsed()).constData());
+        QCOMPARE(r.json()[u"data"].toArray().size(), 1);
+
+        // A hang: a client's timeout is all that ends it.
+        m_fake.resetStats();
+        auto hung = std::make_unique<Client>(m_fake.port);
+        hung->send("POST", "/v1/images/generations", openAi({{"x-fake-fault", "hang"}}), body);
+        r = hung->read(300);
+        QCOMPARE(r.status, 0);
+        QVERIFY(!r.closed);
+        QCOMPARE(m_fake.stats()[u"open_requests"].toInt(), 1);
+        hung.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(m_fake.stats()[u"cancelled"].toInt(), 1, 5000);
     }
 
     // ------------------------------------------------------------------ faults
