@@ -313,6 +313,18 @@ void ImageRunner::sweep()
 {
     if (m_stopping)
         return;
+    // Expired image data, and task records past their retention (cheap: both by index).
+    const qint64 retentionMs = qint64(m_family.config().retentionHours) * 3'600'000;
+    m_family.database()->write<QPair<int, int>>(
+        this,
+        [retentionMs](Store &s) {
+            const qint64 t = now();
+            return ImageStore::purge(s, t, t - retentionMs);
+        },
+        [](const DbResult<QPair<int, int>> &r) {
+            if (!r.ok())
+                qWarning("image purge failed: %s", qPrintable(r.error));
+        });
     const QString owner = m_family.instance();
     const qint64 lease = leaseUntil();
     struct Swept

@@ -45,7 +45,7 @@ private slots:
 void TestImagesHttp::completedSync()
 {
     FakeUpstreamProcess fake;
-    QVERIFY(fake.isRunning());
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -98,15 +98,17 @@ void TestImagesHttp::completedSync()
 void TestImagesHttp::linksSignedAndExpiring()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
     const HttpReply r = post(f, {{"prompt", "a red kite"}}, key);
     QCOMPARE(r.status, 200);
     const QString url = r.json().value("data").toArray().at(0).toObject().value("url").toString();
-    QVERIFY2(
-        url.startsWith(QStringLiteral("http://127.0.0.1:%1/v1/images/files/img_").arg(f.port())),
-        qPrintable(url));
+    // Built on the Host the request came to (this client sends no port).
+    QVERIFY2(url.startsWith(QStringLiteral("http://127.0.0.1")) &&
+                 url.contains(QStringLiteral("/v1/images/files/img_")),
+             qPrintable(url));
     // No key needed: the link is the credential.
     HttpReply img = f.client().get(target(url));
     QCOMPARE(img.status, 200);
@@ -145,6 +147,7 @@ void TestImagesHttp::linksSignedAndExpiring()
 void TestImagesHttp::partialBillsWhatWasMade()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -183,6 +186,7 @@ void TestImagesHttp::upstreamFailuresNotBilled()
     QFETCH(int, status);
     QFETCH(QString, code);
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake, {}, 1500)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -206,6 +210,7 @@ void TestImagesHttp::upstreamFailuresNotBilled()
 void TestImagesHttp::asyncPolling()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -279,6 +284,7 @@ void TestImagesHttp::validation()
     QFETCH(QByteArray, body);
     QFETCH(QString, param);
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -298,6 +304,7 @@ void TestImagesHttp::validation()
 void TestImagesHttp::insufficientCreditsBeforeUpstream()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(3 * kPrice);
@@ -362,6 +369,7 @@ void TestImagesHttp::callbackGuardAtSubmission()
     QFETCH(QString, url);
     QFETCH(QString, reason);
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -378,6 +386,7 @@ void TestImagesHttp::callbackGuardAtSubmission()
 void TestImagesHttp::getUnknownAndPurged()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake)));
     const QByteArray key = f.createKey();
     const QByteArray other = f.createKey("other");
@@ -399,6 +408,7 @@ void TestImagesHttp::getUnknownAndPurged()
 void TestImagesHttp::abandonedTasksRecovered()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     SY_START_SERVER(f, settingsWith(section(fake, {{"task_lease_ms", 300}})));
     const QByteArray key = f.createKey();
     f.grant(kCredit);
@@ -436,6 +446,7 @@ void TestImagesHttp::abandonedTasksRecovered()
 void TestImagesHttp::modelsListed()
 {
     FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
     ServerFixture f(QStringLiteral("sqlite"), settingsWith(section(fake)));
     QVERIFY(f.ready());
     const QJsonArray models = f.client().get("/v1/models").json().value("data").toArray();
