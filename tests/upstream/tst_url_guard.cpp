@@ -277,6 +277,15 @@ UrlPolicy loopbackPolicy(const QList<Cidr> &allow = {cidr("127.0.0.0/8")})
     return p;
 }
 
+// A loopback port where nothing listens (it did a moment ago).
+quint16 closedPort()
+{
+    QTcpServer s;
+    if (!s.listen(QHostAddress::LocalHost, 0))
+        qFatal("cannot listen on 127.0.0.1");
+    return s.serverPort();
+}
+
 // Lets the servers see any connection that was (wrongly) on its way.
 void settle()
 {
@@ -336,6 +345,9 @@ private slots:
     void callbackPost();
     void resolveAndConnectFailures();
     void abortStopsCallbacks();
+
+    // ---- the dialled address ----
+    void dialledAddress();
 };
 
 // ---- the address classifier -------------------------------------------------------------------
@@ -1156,6 +1168,7 @@ void TestUrlGuard::ipv6Literal()
     Result r = get(fetch, url, loopbackPolicy({cidr("::1/128")}));
     QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
     QCOMPARE(r.body, QByteArray("hello"));
+    QCOMPARE(r.outcome.address, QStringLiteral("::1"));
     QCOMPARE(server.connections, 1);
 
     r = get(fetch, url, loopbackPolicy());
@@ -1476,13 +1489,7 @@ void TestUrlGuard::resolveAndConnectFailures()
     QCOMPARE(r.outcome.error, FetchError::Resolve);
     QCOMPARE(r.outcome.message, QStringLiteral("the host did not resolve (Host not found)"));
 
-    quint16 port = 0;
-    {
-        QTcpServer s;
-        QVERIFY(s.listen(QHostAddress::LocalHost, 0));
-        port = s.serverPort();
-    }
-    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(port), loopbackPolicy());
+    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(closedPort()), loopbackPolicy());
     QCOMPARE(r.outcome.error, FetchError::Connect);
 }
 
@@ -1515,6 +1522,60 @@ void TestUrlGuard::abortStopsCallbacks()
     QTest::qWait(200);
     QVERIFY(!done);
     QCOMPARE(server.connections, before);
+}
+
+// ---- the dialled address -------------------------------------------------------------------
+
+// FetchOutcome::address: the address dialled for the final hop, empty when none was.
+void TestUrlGuard::dialledAddress()
+{
+    TestServer server; // 127.0.0.1
+    TestServer second(addr("127.0.0.2"));
+    QVERIFY(second.listening());
+    auto resolver = std::make_shared<FakeResolver>();
+    resolver->answers[QStringLiteral("files.test")] = {{addr("127.0.0.2")}};
+    GuardedFetch fetch(resolver);
+    const QString named = second.base(QStringLiteral("files.test"));
+
+    Result r = get(fetch, named + QStringLiteral("/ok"), loopbackPolicy());
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.2")); // the address, not the name
+
+    // After a redirect: the final hop's address.
+    const QString target = server.base() + QStringLiteral("/ok");
+    r = get(fetch,
+            named + QStringLiteral("/redirect?to=") +
+                QString::fromLatin1(QUrl::toPercentEncoding(target)),
+            loopbackPolicy());
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.redirects, 1);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+
+    // An error answer and a timeout still name it: a connection was made.
+    r = get(fetch, server.base() + QStringLiteral("/status/503"), loopbackPolicy());
+    QCOMPARE(r.outcome.error, FetchError::Http);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+    UrlPolicy quick = loopbackPolicy();
+    quick.totalTimeoutMs = 300;
+    r = get(fetch, server.base() + QStringLiteral("/slow"), quick);
+    QCOMPARE(r.outcome.error, FetchError::Timeout);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+
+    // Refused by the guard, or nothing listening: none.
+    r = get(fetch, server.base() + QStringLiteral("/ok"), loopbackPolicy({}));
+    QCOMPARE(r.outcome.error, FetchError::Refused);
+    QCOMPARE(r.outcome.address, QString());
+    const QString refusedHop = second.base(QStringLiteral("127.0.0.1"));
+    r = get(fetch,
+            named + QStringLiteral("/redirect?to=") +
+                QString::fromLatin1(QUrl::toPercentEncoding(refusedHop + QStringLiteral("/ok"))),
+            loopbackPolicy({cidr("127.0.0.2/32")}));
+    QCOMPARE(r.outcome.error, FetchError::Refused);
+    QCOMPARE(r.outcome.redirects, 1);
+    QCOMPARE(r.outcome.address, QString()); // the final hop was never dialled
+    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(closedPort()), loopbackPolicy());
+    QCOMPARE(r.outcome.error, FetchError::Connect);
+    QCOMPARE(r.outcome.address, QString());
 }
 
 QTEST_GUILESS_MAIN(TestUrlGuard)
