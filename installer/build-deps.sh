@@ -51,6 +51,7 @@ if [ "$tests" = 1 ]; then
         clang libclang-rt-14-dev # libFuzzer and sanitizers (tests/upstream/fuzz_url_guard.sh)
         ffmpeg           # tests/audio: encodes the decoder suite's fixtures
         pocketsphinx-testdata # tests/audio: recordings with transcriptions (goforward.raw)
+        openssl          # tests/common/WebhookReceiver: makes the test's TLS certificate
     )
 fi
 

@@ -3,6 +3,7 @@
 #include "upstream/UpstreamClient.h"
 
 #include <algorithm>
+#include <QFile>
 #include <QTimer>
 
 namespace {
@@ -184,6 +185,7 @@ void GuardedFetch::connectHop(const GuardedFetchCallPtr &call)
     r.firstByteTimeoutMs = r.idleTimeoutMs = r.totalTimeoutMs = int(remaining);
     r.freshConnection = true;
     r.protocols = "http,https";
+    r.caFile = QFile::encodeName(call->m_policy.caFile);
     // libcurl cannot pin a bracketed IPv6 host with CURLOPT_RESOLVE; it reads such a literal
     // itself, without DNS, and the open-socket check below still holds it to the literal.
     if (!(url.literal && url.literal->protocol() == QAbstractSocket::IPv6Protocol)) {
@@ -323,6 +325,8 @@ void GuardedFetch::finish(GuardedFetchCall *call, FetchError error, const QStrin
         return;
     GuardedFetchCallPtr keep = m_calls.value(call);
     call->m_finished = true;
+    // The final hop's connection, if it made one (a redirect starts its hop afresh).
+    call->m_outcome.address = call->m_upstream ? call->m_upstream->primaryIp() : QString();
     if (call->m_upstream)
         call->m_upstream->abort();
     if (call->m_deadline)

@@ -51,7 +51,10 @@ struct FetchOutcome
     int redirects = 0;
     qint64 bytes = 0;            // body bytes handed to onData
     QHostAddress refusedAddress; // the address behind a Refused, for the operator's log only
-    QString address;             // the address dialled for the final answer (empty: none)
+    // The IP address dialled for the final hop ("127.0.0.1"), for the operator's delivery log;
+    // empty when that hop made no connection (refused by the guard, a connect failure). A
+    // TLS failure or a timeout after connecting still names it.
+    QString address;
     bool ok() const { return error == FetchError::None; }
 };
 

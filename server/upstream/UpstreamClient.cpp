@@ -47,6 +47,16 @@ int vetoResolve(void *, void *, void *)
     return 1;
 }
 
+// The address the handle's connection went to. curl 7.88 sets it once a connection is made
+// (a TLS handshake that fails afterwards keeps it), not for one refused or vetoed.
+QString primaryIpOf(CURL *easy)
+{
+    char *ip = nullptr;
+    if (!easy || curl_easy_getinfo(easy, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip)
+        return {};
+    return QString::fromLatin1(ip);
+}
+
 } // namespace
 
 struct UpstreamClient::Socket
@@ -56,6 +66,11 @@ struct UpstreamClient::Socket
 };
 
 UpstreamCall::~UpstreamCall() = default;
+
+QString UpstreamCall::primaryIp() const
+{
+    return m_easy ? primaryIpOf(static_cast<CURL *>(m_easy)) : m_primaryIp;
+}
 
 void UpstreamCall::abort()
 {
@@ -178,6 +193,12 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
         call->m_protocols = request.protocols;
         curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, call->m_protocols.constData());
     }
+    if (!request.caFile.isEmpty()) {
+        // Instead of the system's CAs: the bundle alone, without the system's directory.
+        call->m_caFile = request.caFile;
+        curl_easy_setopt(easy, CURLOPT_CAINFO, call->m_caFile.constData());
+        curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
+    }
 
     m_calls.insert(call.get(), call);
     call->m_startedMs = call->m_lastActivityMs = m_clock.elapsed();
@@ -207,6 +228,7 @@ void UpstreamClient::release(UpstreamCall *call)
     UpstreamCallPtr keep = it.value();
     m_calls.erase(it);
     if (call->m_easy) {
+        call->m_primaryIp = primaryIpOf(static_cast<CURL *>(call->m_easy));
         curl_multi_remove_handle(static_cast<CURLM *>(m_multi), call->m_easy);
         curl_easy_cleanup(call->m_easy);
         call->m_easy = nullptr;

@@ -41,11 +41,14 @@ struct UpstreamRequest
     // fails the call (ConnectFailed) without a DNS query. allowConnect: asked for every address
     // curl is about to dial; false refuses it (curl tries the next address, then fails with
     // ConnectFailed). freshConnection: a new connection, closed after the call, never reused.
-    // protocols: CURLOPT_PROTOCOLS_STR, e.g. "http,https".
+    // protocols: CURLOPT_PROTOCOLS_STR, e.g. "http,https". caFile: a PEM bundle of CA
+    // certificates (CURLOPT_CAINFO) that verifies the peer instead of the system's CAs (the
+    // system's directory is not consulted either); empty: the system's.
     QList<QByteArray> pinnedResolve;
     std::function<bool(const QHostAddress &address, quint16 port)> allowConnect;
     bool freshConnection = false;
     QByteArray protocols;
+    QByteArray caFile;
 };
 
 // One upstream HTTP call in flight. Callbacks run on the client's thread, in order: onHead
@@ -61,6 +64,11 @@ public:
     ~UpstreamCall();
     void abort();
     bool isFinished() const { return m_finished; }
+    // The IP address the call's connection was made to (CURLINFO_PRIMARY_IP, "127.0.0.1" or
+    // "::1"), read live while the call runs and kept once it is finished or aborted; empty
+    // while no connection has been made, and when none was (refused, unreachable, vetoed by
+    // allowConnect).
+    QString primaryIp() const;
 
 private:
     friend class UpstreamClient;
@@ -72,7 +80,9 @@ private:
     void *m_share = nullptr;
     std::function<bool(const QHostAddress &, quint16)> m_allowConnect;
     QByteArray m_protocols;
+    QByteArray m_caFile;
     QByteArray m_body;
+    QString m_primaryIp; // kept when the handle goes
     int m_status = 0;
     HttpHeaders m_headers;
     bool m_headDelivered = false;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <curl/curl.h>
 #include <memory>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QUrl>
 #include <stdexcept>
@@ -589,7 +591,7 @@ void UrlPolicy::applySettings(const QJsonObject &settings, bool httpAllowed)
         throw std::runtime_error((field + QStringLiteral(": ") + why).toStdString());
     };
     static const QStringList known = {QStringLiteral("allow_http"), QStringLiteral("allow_cidrs"),
-                                      QStringLiteral("ports")};
+                                      QStringLiteral("ports"), QStringLiteral("ca_file")};
     for (auto it = settings.begin(); it != settings.end(); ++it)
         if (!known.contains(it.key()))
             fail(it.key(), QStringLiteral("not a fetch setting (%1)").arg(known.join(u", ")));
@@ -636,5 +638,26 @@ void UrlPolicy::applySettings(const QJsonObject &settings, bool httpAllowed)
             list.append(quint16(d));
         }
         ports = list;
+    }
+    if (settings.contains(u"ca_file")) {
+        const QJsonValue v = settings.value(u"ca_file");
+        const QString field = QStringLiteral("ca_file");
+        if (!v.isString() || v.toString().isEmpty())
+            fail(field, QStringLiteral("must be the path of a PEM file of CA certificates"));
+        const QString path = v.toString();
+        const QFileInfo info(path);
+        QFile file(path);
+        if (!info.exists())
+            fail(field, QStringLiteral("\"%1\" does not exist").arg(path));
+        if (!info.isFile())
+            fail(field, QStringLiteral("\"%1\" is not a file").arg(path));
+        if (!file.open(QIODevice::ReadOnly))
+            fail(field,
+                 QStringLiteral("\"%1\" is not readable (%2)").arg(path, file.errorString()));
+        // A bundle holds at least one PEM certificate; anything else would fail every https
+        // fetch later with a TLS error, far from this setting.
+        if (!file.readAll().contains("-----BEGIN CERTIFICATE-----"))
+            fail(field, QStringLiteral("\"%1\" holds no PEM certificate").arg(path));
+        caFile = info.absoluteFilePath();
     }
 }

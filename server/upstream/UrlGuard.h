@@ -41,6 +41,11 @@ struct UrlPolicy
     qint64 maxBytes = 1 << 20;
     int totalTimeoutMs = 30'000; // resolution, every hop and the whole body
     int connectTimeoutMs = 10'000;
+    // The operator's private CA for intranet receivers and downloads (and what tests use for
+    // a certificate they made): a PEM bundle that verifies https peers *instead of* the
+    // system's CAs, so a public host verifies only if the bundle holds its CA too. Empty: the
+    // system's CAs.
+    QString caFile;
 
     // file_uri downloads: https (http only when allowed), up to 3 redirects, 25 MiB, 120 s.
     static UrlPolicy download(const QJsonObject &settings = {});
@@ -49,9 +54,11 @@ struct UrlPolicy
     static UrlPolicy callback(const QJsonObject &settings = {});
 
     // Applies an operator's settings, the JSON object a family's config section holds under
-    // "fetch": {"allow_http": bool, "allow_cidrs": ["10.1.0.0/16", ...], "ports": [443, ...]}.
-    // Every key is optional; an unknown key or a bad value throws std::runtime_error naming
-    // the field ("allow_cidrs[1]: ..."). httpAllowed false refuses allow_http: true.
+    // "fetch": {"allow_http": bool, "allow_cidrs": ["10.1.0.0/16", ...], "ports": [443, ...],
+    // "ca_file": "/etc/switchyard/intranet-ca.pem"}. Every key is optional; an unknown key or a
+    // bad value throws std::runtime_error naming the field ("allow_cidrs[1]: ...", "ca_file:
+    // ..."; a ca_file must be a readable file holding at least one PEM certificate).
+    // httpAllowed false refuses allow_http: true.
     void applySettings(const QJsonObject &settings, bool httpAllowed);
 };
 

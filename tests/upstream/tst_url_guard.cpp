@@ -6,15 +6,18 @@
 #include "upstream/GuardedFetch.h"
 #include "upstream/UpstreamClient.h"
 #include "upstream/UrlGuard.h"
+#include "WebhookReceiver.h"
 
 #include <arpa/inet.h>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
 #include <QUrlQuery>
@@ -277,6 +280,15 @@ UrlPolicy loopbackPolicy(const QList<Cidr> &allow = {cidr("127.0.0.0/8")})
     return p;
 }
 
+// A loopback port where nothing listens (it did a moment ago).
+quint16 closedPort()
+{
+    QTcpServer s;
+    if (!s.listen(QHostAddress::LocalHost, 0))
+        qFatal("cannot listen on 127.0.0.1");
+    return s.serverPort();
+}
+
 // Lets the servers see any connection that was (wrongly) on its way.
 void settle()
 {
@@ -308,6 +320,7 @@ private slots:
     void ports();
     void policySettings_data();
     void policySettings();
+    void caFileSetting();
     void redirectResolution();
 
     // ---- libcurl pinning (UpstreamClient's guard hooks) ----
@@ -336,6 +349,10 @@ private slots:
     void callbackPost();
     void resolveAndConnectFailures();
     void abortStopsCallbacks();
+
+    // ---- https with the operator's CA (ca_file), the dialled address ----
+    void httpsWithCaFile();
+    void dialledAddress();
 };
 
 // ---- the address classifier -------------------------------------------------------------------
@@ -862,6 +879,44 @@ void TestUrlGuard::policySettings()
     }
 }
 
+// ca_file: a readable file with a PEM certificate, kept as an absolute path; anything else
+// throws naming the field.
+void TestUrlGuard::caFileSetting()
+{
+    WebhookReceiver receiver;
+    QVERIFY2(receiver.start(), qPrintable(receiver.errorString()));
+    const UrlPolicy p = UrlPolicy::callback(QJsonObject{{"ca_file", receiver.caFile()}});
+    QCOMPARE(p.caFile, receiver.caFile());
+    QVERIFY(UrlPolicy::callback().caFile.isEmpty()); // the system's CAs by default
+    QCOMPARE(UrlPolicy::download(QJsonObject{{"ca_file", receiver.caFile()}}).caFile,
+             receiver.caFile());
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QFile notPem(dir.filePath(QStringLiteral("not.pem")));
+    QVERIFY(notPem.open(QIODevice::WriteOnly));
+    notPem.write("not a certificate\n");
+    notPem.close();
+    const QString missing = dir.filePath(QStringLiteral("missing.pem"));
+    const QList<std::pair<QJsonValue, QString>> bad = {
+        {missing, QStringLiteral("ca_file: \"%1\" does not exist").arg(missing)},
+        {dir.path(), QStringLiteral("ca_file: \"%1\" is not a file").arg(dir.path())},
+        {notPem.fileName(),
+         QStringLiteral("ca_file: \"%1\" holds no PEM certificate").arg(notPem.fileName())},
+        {QString(), QStringLiteral("ca_file: must be the path of a PEM file")},
+        {42, QStringLiteral("ca_file: must be the path of a PEM file")},
+    };
+    for (const auto &[value, error] : bad) {
+        QString what;
+        try {
+            UrlPolicy::callback(QJsonObject{{"ca_file", value}});
+        } catch (const std::runtime_error &e) {
+            what = QString::fromUtf8(e.what());
+        }
+        QVERIFY2(what.startsWith(error), qPrintable(what + QStringLiteral(" <> ") + error));
+    }
+}
+
 void TestUrlGuard::redirectResolution()
 {
     const QByteArray base = "http://a.test:8080/dir/file?x=1";
@@ -1156,6 +1211,7 @@ void TestUrlGuard::ipv6Literal()
     Result r = get(fetch, url, loopbackPolicy({cidr("::1/128")}));
     QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
     QCOMPARE(r.body, QByteArray("hello"));
+    QCOMPARE(r.outcome.address, QStringLiteral("::1"));
     QCOMPARE(server.connections, 1);
 
     r = get(fetch, url, loopbackPolicy());
@@ -1476,13 +1532,7 @@ void TestUrlGuard::resolveAndConnectFailures()
     QCOMPARE(r.outcome.error, FetchError::Resolve);
     QCOMPARE(r.outcome.message, QStringLiteral("the host did not resolve (Host not found)"));
 
-    quint16 port = 0;
-    {
-        QTcpServer s;
-        QVERIFY(s.listen(QHostAddress::LocalHost, 0));
-        port = s.serverPort();
-    }
-    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(port), loopbackPolicy());
+    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(closedPort()), loopbackPolicy());
     QCOMPARE(r.outcome.error, FetchError::Connect);
 }
 
@@ -1515,6 +1565,111 @@ void TestUrlGuard::abortStopsCallbacks()
     QTest::qWait(200);
     QVERIFY(!done);
     QCOMPARE(server.connections, before);
+}
+
+// ---- https with the operator's CA (ca_file), the dialled address ------------------------------
+
+// A callback POST to an https receiver whose certificate the test made: delivered with the
+// certificate in ca_file, a TLS failure (Connect) without it, before any request is read.
+void TestUrlGuard::httpsWithCaFile()
+{
+    WebhookReceiver receiver;
+    QVERIFY2(receiver.start(), qPrintable(receiver.errorString()));
+    auto resolver = std::make_shared<FakeResolver>();
+    resolver->answers[QStringLiteral("localhost")] = {{addr("127.0.0.1")}};
+    resolver->answers[QStringLiteral("hooks.test")] = {{addr("127.0.0.1")}};
+    GuardedFetch fetch(resolver);
+    const QJsonArray loopback = {QStringLiteral("127.0.0.0/8")};
+    const UrlPolicy trusted =
+        UrlPolicy::callback(QJsonObject{{"allow_cidrs", loopback}, {"ca_file", receiver.caFile()}});
+    FetchRequest req;
+    req.method = "POST";
+    req.url = receiver.url();
+    req.headers = {"Content-Type: application/json"};
+    req.body = "{\"id\":\"img_1\"}";
+
+    Result r = run(fetch, req, trusted, false);
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.status, 200);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+    QCOMPARE(receiver.requests().size(), 1);
+    QCOMPARE(receiver.requests()[0].body, req.body);
+
+    // The name in the certificate (DNS:localhost) verifies too, pinned as any name is.
+    req.url = QStringLiteral("https://localhost:%1/hook").arg(receiver.port());
+    r = run(fetch, req, trusted, false);
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(receiver.requests().size(), 2);
+
+    // A name the certificate does not carry fails verification, CA or not.
+    req.url = QStringLiteral("https://hooks.test:%1/hook").arg(receiver.port());
+    r = run(fetch, req, trusted, false);
+    QCOMPARE(r.outcome.error, FetchError::Connect);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1")); // dialled, then refused by TLS
+
+    // Without ca_file the system's CAs do not know the test's certificate.
+    const UrlPolicy untrusted = UrlPolicy::callback(QJsonObject{{"allow_cidrs", loopback}});
+    req.url = receiver.url();
+    r = run(fetch, req, untrusted, false);
+    QCOMPARE(r.outcome.error, FetchError::Connect);
+    QVERIFY2(r.outcome.message.contains(QStringLiteral("certificate"), Qt::CaseInsensitive),
+             qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.status, 0);
+    // curl refuses the unknown CA in the handshake (an alert); a name it checks afterwards.
+    QTRY_COMPARE(receiver.handshakeFailures(), 1);
+    QCOMPARE(receiver.requests().size(), 2); // nothing reached the receiver over those
+}
+
+// FetchOutcome::address: the address dialled for the final hop, empty when none was.
+void TestUrlGuard::dialledAddress()
+{
+    TestServer server; // 127.0.0.1
+    TestServer second(addr("127.0.0.2"));
+    QVERIFY(second.listening());
+    auto resolver = std::make_shared<FakeResolver>();
+    resolver->answers[QStringLiteral("files.test")] = {{addr("127.0.0.2")}};
+    GuardedFetch fetch(resolver);
+    const QString named = second.base(QStringLiteral("files.test"));
+
+    Result r = get(fetch, named + QStringLiteral("/ok"), loopbackPolicy());
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.2")); // the address, not the name
+
+    // After a redirect: the final hop's address.
+    const QString target = server.base() + QStringLiteral("/ok");
+    r = get(fetch,
+            named + QStringLiteral("/redirect?to=") +
+                QString::fromLatin1(QUrl::toPercentEncoding(target)),
+            loopbackPolicy());
+    QVERIFY2(r.outcome.ok(), qPrintable(r.outcome.message));
+    QCOMPARE(r.outcome.redirects, 1);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+
+    // An error answer and a timeout still name it: a connection was made.
+    r = get(fetch, server.base() + QStringLiteral("/status/503"), loopbackPolicy());
+    QCOMPARE(r.outcome.error, FetchError::Http);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+    UrlPolicy quick = loopbackPolicy();
+    quick.totalTimeoutMs = 300;
+    r = get(fetch, server.base() + QStringLiteral("/slow"), quick);
+    QCOMPARE(r.outcome.error, FetchError::Timeout);
+    QCOMPARE(r.outcome.address, QStringLiteral("127.0.0.1"));
+
+    // Refused by the guard, or nothing listening: none.
+    r = get(fetch, server.base() + QStringLiteral("/ok"), loopbackPolicy({}));
+    QCOMPARE(r.outcome.error, FetchError::Refused);
+    QCOMPARE(r.outcome.address, QString());
+    const QString refusedHop = second.base(QStringLiteral("127.0.0.1"));
+    r = get(fetch,
+            named + QStringLiteral("/redirect?to=") +
+                QString::fromLatin1(QUrl::toPercentEncoding(refusedHop + QStringLiteral("/ok"))),
+            loopbackPolicy({cidr("127.0.0.2/32")}));
+    QCOMPARE(r.outcome.error, FetchError::Refused);
+    QCOMPARE(r.outcome.redirects, 1);
+    QCOMPARE(r.outcome.address, QString()); // the final hop was never dialled
+    r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(closedPort()), loopbackPolicy());
+    QCOMPARE(r.outcome.error, FetchError::Connect);
+    QCOMPARE(r.outcome.address, QString());
 }
 
 QTEST_GUILESS_MAIN(TestUrlGuard)
