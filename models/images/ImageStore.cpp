@@ -381,9 +381,11 @@ QList<Delivery> claim(Store &store, const QString &owner, qint64 nowMs, qint64 l
 
 qint64 nextDue(Store &store, qint64 nowMs)
 {
-    Sql s(store, QStringLiteral("SELECT MIN(CASE WHEN lease_until > next_ms THEN lease_until "
-                                "ELSE next_ms END) FROM webhook_deliveries WHERE status = "
-                                "'pending'"));
+    // A manual attempt is due at once; anything else at its time, or when its lease ends.
+    Sql s(store, QStringLiteral("SELECT MIN(CASE WHEN lease_until > due THEN lease_until ELSE "
+                                "due END) FROM (SELECT lease_until, CASE WHEN manual = 1 THEN 0 "
+                                "ELSE next_ms END AS due FROM webhook_deliveries WHERE status = "
+                                "'pending') AS p"));
     s.run();
     if (!s.next() || s.at(0).isNull())
         return 0;

@@ -176,8 +176,11 @@ void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool a
             if (async) {
                 const QJsonObject task =
                     ImageRequests::taskJson(t, {}, std::nullopt, linkMaker(m_family, t));
-                return ctx->respondJson(
-                    202, task, {{"Location", ("/v1/images/generations/" + t.id).toLatin1()}});
+                HttpHeaders extra{{"Location", ("/v1/images/generations/" + t.id).toLatin1()}};
+                if (ctx->request().header("prefer").toLower().contains("respond-async"))
+                    extra.append(qMakePair(QByteArray("Preference-Applied"),
+                                           QByteArray("respond-async"))); // RFC 7240
+                return ctx->respondJson(202, task, extra);
             }
             auto *timer = new QTimer(this);
             timer->setSingleShot(true);

@@ -87,16 +87,35 @@ void WebhookDispatcher::poll()
 {
     if (m_stopping)
         return;
-    if (m_polling) { // a claim is on its way; look again when it is back
+    if (m_polling) { // a look is on its way; look again when it is back
         m_again = true;
         return;
     }
-    const WebhookSettings &w = m_family.config().webhooks;
-    const int free = w.concurrency - m_inFlight;
-    if (free <= 0)
+    if (m_inFlight >= m_family.config().webhooks.concurrency)
         return; // an attempt's end polls again
     m_polling = true;
     m_again = false;
+    // A read first: an idle outbox costs no write transaction.
+    m_family.database()->read<qint64>(
+        this, [](Store &s) { return ImageStore::nextDue(s, now()); },
+        [this](const DbResult<qint64> &r) {
+            if (m_stopping)
+                return;
+            if (r.ok() && r.value > 0 && r.value <= now())
+                return claim();
+            m_polling = false;
+            if (!r.ok())
+                qWarning("webhook poll failed: %s", qPrintable(r.error));
+            if (m_again)
+                return wake();
+            schedule(r.ok() ? r.value : 0);
+        });
+}
+
+void WebhookDispatcher::claim()
+{
+    const WebhookSettings &w = m_family.config().webhooks;
+    const int free = w.concurrency - m_inFlight;
     const QString owner = m_family.instance();
     const int leaseMs = w.leaseMs;
     struct Claimed

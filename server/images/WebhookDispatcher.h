@@ -36,6 +36,7 @@ public:
 
 private:
     void poll();
+    void claim();
     void schedule(qint64 dueMs);
     void attempt(const ImageStore::Delivery &delivery);
     void send(const ImageStore::Delivery &delivery, const QByteArray &body, const QString &secret);

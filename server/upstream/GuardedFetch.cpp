@@ -230,6 +230,8 @@ void GuardedFetch::connectHop(const GuardedFetchCallPtr &call)
         auto c = weak.lock();
         if (!c || c->m_finished || c->m_hop != hop)
             return;
+        if (c->m_errorBody) // the error answer's body ended (or broke): the answer stands
+            return finish(c.get(), FetchError::Http, c->m_errorMessage);
         const QString prefix = c->m_outcome.redirects
                                    ? QStringLiteral("redirect %1: ").arg(c->m_outcome.redirects)
                                    : QString();
@@ -291,8 +293,14 @@ void GuardedFetch::onHead(const GuardedFetchCallPtr &call, int status, const Htt
         call->m_url = QString::fromUtf8(*next);
         return startHop(call);
     }
-    if (status < 200 || status > 299)
-        return finish(call.get(), FetchError::Http, prefix + QStringLiteral("HTTP %1").arg(status));
+    if (status < 200 || status > 299) {
+        const QString message = prefix + QStringLiteral("HTTP %1").arg(status);
+        if (!call->onData || policy.errorBodyBytes <= 0)
+            return finish(call.get(), FetchError::Http, message);
+        call->m_errorBody = true; // its first bytes go to onData, then Http
+        call->m_errorMessage = message;
+        return;
+    }
     bool ok = false;
     const qint64 length = headerValue(headers, "content-length").toLongLong(&ok);
     if (ok && length > policy.maxBytes)
@@ -310,6 +318,14 @@ void GuardedFetch::onHead(const GuardedFetchCallPtr &call, int status, const Htt
 void GuardedFetch::onData(const GuardedFetchCallPtr &call, const QByteArray &chunk)
 {
     FetchOutcome &out = call->m_outcome;
+    if (call->m_errorBody) {
+        const QByteArray piece = chunk.left(call->m_policy.errorBodyBytes - out.bytes);
+        out.bytes += piece.size();
+        const bool more = call->onData(piece);
+        if (!call->m_finished && (!more || out.bytes >= call->m_policy.errorBodyBytes))
+            finish(call.get(), FetchError::Http, call->m_errorMessage);
+        return;
+    }
     if (out.bytes + chunk.size() > call->m_policy.maxBytes)
         return finish(
             call.get(), FetchError::TooLarge,

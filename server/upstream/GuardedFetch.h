@@ -61,7 +61,9 @@ struct FetchOutcome
 // One guarded fetch in flight. Callbacks run on the fetcher's thread, never from inside
 // start(): onHead once for a 2xx answer (false stops the fetch), onData for each piece of body
 // as it arrives (false stops; when unset, the fetch ends at the head and the body is not
-// read: a callback delivery needs only the status), onDone exactly once. After abort() none
+// read: a callback delivery needs only the status), onDone exactly once. With the policy's
+// errorBodyBytes, onData also gets up to that much of a non-2xx answer's body before onDone
+// reports FetchError::Http. After abort() none
 // runs again.
 class GuardedFetchCall
 {
@@ -90,6 +92,8 @@ private:
     FetchOutcome m_outcome;
     int m_hop = 0; // bumped for every hop: answers for an older hop are ignored
     bool m_connectRefused = false;
+    bool m_errorBody = false; // reading a non-2xx answer's body (policy errorBodyBytes)
+    QString m_errorMessage;   // that answer's FetchError::Http message
     bool m_finished = false;
 };
 

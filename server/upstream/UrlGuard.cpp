@@ -579,6 +579,7 @@ UrlPolicy UrlPolicy::callback(const QJsonObject &settings)
     UrlPolicy p;
     p.maxRedirects = 0;
     p.maxBytes = 64 * 1024;
+    p.errorBodyBytes = 2 * 1024;
     p.totalTimeoutMs = 10'000;
     p.connectTimeoutMs = 10'000;
     p.applySettings(settings, false);

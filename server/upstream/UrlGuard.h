@@ -41,6 +41,9 @@ struct UrlPolicy
     qint64 maxBytes = 1 << 20;
     int totalTimeoutMs = 30'000; // resolution, every hop and the whole body
     int connectTimeoutMs = 10'000;
+    // A non-2xx final answer's body is read up to this many bytes and handed to onData (the
+    // webhook delivery log keeps it), then the fetch ends with FetchError::Http; 0: not read.
+    qint64 errorBodyBytes = 0;
     // The operator's private CA for intranet receivers and downloads (and what tests use for
     // a certificate they made): a PEM bundle that verifies https peers *instead of* the
     // system's CAs, so a public host verifies only if the bundle holds its CA too. Empty: the
@@ -49,8 +52,8 @@ struct UrlPolicy
 
     // file_uri downloads: https (http only when allowed), up to 3 redirects, 25 MiB, 120 s.
     static UrlPolicy download(const QJsonObject &settings = {});
-    // callbackUrl deliveries: https only, no redirects, 64 KiB of answer, 10 s (the contract's
-    // receiver timeout).
+    // callbackUrl deliveries: https only, no redirects, 64 KiB of answer (2 KiB of an error
+    // answer), 10 s (the contract's receiver timeout).
     static UrlPolicy callback(const QJsonObject &settings = {});
 
     // Applies an operator's settings, the JSON object a family's config section holds under

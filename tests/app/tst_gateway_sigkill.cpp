@@ -73,12 +73,7 @@ bool takeResponse(QByteArray &buffer, QByteArray *requestId, int *status)
 
 QString runCli(const QStringList &args, QByteArray *out = nullptr)
 {
-    QProcess p;
-    p.start(QStringLiteral(SERVER_BINARY), args);
-    p.waitForFinished(30'000);
-    if (out)
-        *out = p.readAllStandardOutput().trimmed();
-    return p.exitCode() == 0 ? QString() : QString::fromUtf8(p.readAllStandardError());
+    return runProgram(QStringLiteral(SERVER_BINARY), args, out);
 }
 
 } // namespace
@@ -111,9 +106,7 @@ private slots:
                 .toJson());
         config.flush();
 
-        QStringList where{QStringLiteral("--data-dir"), t.dataDir()};
-        if (!t.url().isEmpty())
-            where << QStringLiteral("--database") << t.url();
+        const QStringList where = t.cliArgs();
         QByteArray key;
         QCOMPARE(runCli(QStringList{"keys", "create", "--name", "burst"} + where, &key), QString());
         QCOMPARE(runCli(QStringList{"credits", "grant", "--amount", "1000"} + where), QString());

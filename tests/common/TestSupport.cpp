@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 
+#include <QProcess>
 #include <QRandomGenerator>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -52,4 +53,24 @@ void addBackendRows()
     QTest::addColumn<QString>("backend");
     QTest::newRow("sqlite") << QStringLiteral("sqlite");
     QTest::newRow("postgres") << QStringLiteral("postgres");
+}
+
+QString runProgram(const QString &program, const QStringList &args, QByteArray *out)
+{
+    QProcess p;
+    p.start(program, args);
+    p.waitForFinished(30000);
+    if (out)
+        *out = p.readAllStandardOutput().trimmed();
+    return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0
+               ? QString()
+               : QString::fromUtf8(p.readAllStandardError());
+}
+
+QStringList TestDatabase::cliArgs() const
+{
+    QStringList args{QStringLiteral("--data-dir"), dataDir()};
+    if (!m_url.isEmpty())
+        args << QStringLiteral("--database") << m_url;
+    return args;
 }

@@ -21,6 +21,8 @@ public:
     const DatabaseConfig &config() const { return *m_config; }
     QString url() const { return m_url; } // for child processes: --database URL or empty
     QString dataDir() const { return m_dir.path(); }
+    // What a switchyard-server command needs to open this database: --data-dir, --database.
+    QStringList cliArgs() const;
 
 private:
     QTemporaryDir m_dir;
@@ -34,6 +36,10 @@ private:
 
 // Adds a "backend" column with rows sqlite and postgres.
 void addBackendRows();
+
+// Runs a program to its end (30 s at most): an empty string when it exited 0, else its
+// standard error. *out gets its standard output, trimmed.
+QString runProgram(const QString &program, const QStringList &args, QByteArray *out = nullptr);
 
 #define SY_OPEN_DB(var)                                                                            \
     QFETCH(QString, backend);                                                                      \

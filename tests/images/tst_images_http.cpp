@@ -223,6 +223,7 @@ void TestImagesHttp::asyncPolling()
     QVERIFY(queued.value("completed_at").isNull());
     const QByteArray id = queued.value("id").toString().toLatin1();
     QCOMPARE(r.header("location"), "/v1/images/generations/" + id);
+    QCOMPARE(r.header("preference-applied"), QByteArray("respond-async"));
     QSet<QString> seen;
     QJsonObject last;
     QTRY_VERIFY_WITH_TIMEOUT(
