@@ -98,6 +98,8 @@ std::unique_ptr<Instance> startInstance(const QString &pg, const WebhookReceiver
 // N completed tasks with a pending delivery each, due at dueMs, written straight to the store.
 void seed(Services &services, int n, const QString &url, qint64 dueMs)
 {
+    // Task ids unique across runs: PostgreSQL runs share one database.
+    const QString tag = QString::number(QDateTime::currentMSecsSinceEpoch(), 36);
     DatabaseService &db = services.database();
     const qint64 account = db.defaultAccountId();
     db.write<bool>(
@@ -113,7 +115,7 @@ void seed(Services &services, int n, const QString &url, qint64 dueMs)
             d.prepare("INSERT INTO webhook_deliveries (task_id, account_id, url, status, next_ms, "
                       "created_ms, updated_ms) VALUES (?, ?, ?, 'pending', ?, ?, ?)");
             for (int i = 0; i < n; ++i) {
-                const QString id = QStringLiteral("imgtask_bench%1").arg(i);
+                const QString id = QStringLiteral("imgtask_bench%1_%2").arg(tag).arg(i);
                 for (const QVariant &v :
                      {QVariant(id), QVariant(account), QVariant(url), QVariant(now), QVariant(now)})
                     q.addBindValue(v);
@@ -130,6 +132,26 @@ void seed(Services &services, int n, const QString &url, qint64 dueMs)
                 qFatal("seed: %s", qPrintable(r.error));
         });
     db.flush();
+}
+
+// The outbox's and the tasks' share of the database: the SQLite files, or PostgreSQL's relation
+// sizes (indexes and TOAST included).
+double storeMb(Services &services, const QString &dir, bool pg)
+{
+    if (!pg)
+        return dirBytes(dir) / 1048576.0;
+    qint64 bytes = 0;
+    services.database().read<qint64>(
+        nullptr,
+        [](Store &s) {
+            QSqlQuery q(s.database());
+            q.exec(QStringLiteral("SELECT pg_total_relation_size('webhook_deliveries') + "
+                                  "pg_total_relation_size('image_tasks')"));
+            return q.next() ? q.value(0).toLongLong() : qint64(0);
+        },
+        [&bytes](const DbResult<qint64> &r) { bytes = r.value; });
+    services.database().flush();
+    return bytes / 1048576.0;
 }
 
 qint64 pending(Services &services)
@@ -171,11 +193,12 @@ int main(int argc, char **argv)
         auto in = startInstance(pg, receiver, fake, 1.0);
         QTest::qWait(300);
         const qint64 rss0 = rssKb();
+        const double mb0 = storeMb(*in->services, in->dir.path(), !pg.isEmpty());
         const qint64 far = QDateTime::currentMSecsSinceEpoch() + 3'600'000;
         seed(*in->services, n, receiver.url(), far);
         QTest::qWait(1500); // the dispatcher polls and finds nothing due
         rssGrowth.append((rssKb() - rss0) / 1024.0);
-        dbMb.append(pg.isEmpty() ? dirBytes(in->dir.path()) / 1048576.0 : 0);
+        dbMb.append(storeMb(*in->services, in->dir.path(), !pg.isEmpty()) - mb0);
         const int before = int(receiver.requests().size());
         QElapsedTimer clock;
         in->services->database().write<bool>(
@@ -200,9 +223,8 @@ int main(int argc, char **argv)
     printf("\n| figure | median (spread) |\n|---|---|\n");
     printf("| RSS growth with %d pending deliveries | %s MiB |\n", n,
            qPrintable(spread(rssGrowth, 1)));
-    if (pg.isEmpty())
-        printf("| SQLite files with %d delivered tasks | %s MiB |\n", n,
-               qPrintable(spread(dbMb, 1)));
+    printf("| %s growth with %d pending deliveries (tasks and outbox rows) | %s MiB |\n",
+           pg.isEmpty() ? "SQLite files" : "PostgreSQL relations", n, qPrintable(spread(dbMb, 1)));
     printf("| deliveries per second (receiver answers 200) | %s |\n", qPrintable(spread(rate)));
 
     if (!p.isSet("no-schedule")) {
