@@ -20,6 +20,7 @@
 #include "UsageBucketModel.h"
 #include "UsageModel.h"
 #include "UsagePanel.h"
+#include "WebhookDeliveriesPanel.h"
 
 #include <QDateTime>
 #include <QHBoxLayout>
@@ -40,6 +41,8 @@ MainWindow::MainWindow(Services &services, QWidget *parent)
 {
     if (auto *gateway = services.family<GatewayFamily>())
         setProviderRegistry(&gateway->registry());
+    addPanel(tr("Activity"), tr("Webhook deliveries"),
+             new WebhookDeliveriesPanel(services.family<ImagesFamily>()));
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
