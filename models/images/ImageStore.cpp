@@ -414,14 +414,21 @@ std::optional<Delivery> recordAttempt(Store &store, const Attempt &a, const QStr
 
 QList<Delivery> deliveries(Store &store, const DeliveryQuery &dq)
 {
+    // LIKE with '!' as the escape, so that % and _ in the text match themselves.
+    QString like = dq.text.trimmed().toLower();
+    like.replace(u'!', QLatin1String("!!")).replace(u'%', QLatin1String("!%"));
+    like.replace(u'_', QLatin1String("!_"));
+    like = QLatin1Char('%') + like + QLatin1Char('%');
     Sql s(store, sql("SELECT ", kDeliveryColumns,
                      " FROM webhook_deliveries WHERE (CAST(? AS BIGINT) = 0 OR account_id = ?) "
                      "AND (CAST(? AS TEXT) = '' OR status = ?) AND (CAST(? AS TEXT) = '' OR "
-                     "task_id = ?) AND created_ms >= ? AND (CAST(? AS BIGINT) = 0 OR "
-                     "created_ms < ?) AND (CAST(? AS BIGINT) = 0 OR id < ?) ORDER BY id DESC "
-                     "LIMIT ?"));
+                     "task_id = ?) AND (CAST(? AS TEXT) = '' OR LOWER(task_id) LIKE ? ESCAPE '!' "
+                     "OR LOWER(url) LIKE ? ESCAPE '!') AND created_ms >= ? AND (CAST(? AS "
+                     "BIGINT) = 0 OR created_ms < ?) AND (CAST(? AS BIGINT) = 0 OR id < ?) ORDER "
+                     "BY id DESC LIMIT ?"));
     s << dq.accountId << dq.accountId << dq.status << dq.status << dq.taskId << dq.taskId
-      << dq.fromMs << dq.toMs << dq.toMs << dq.beforeId << dq.beforeId << dq.limit;
+      << dq.text.trimmed() << like << like << dq.fromMs << dq.toMs << dq.toMs << dq.beforeId
+      << dq.beforeId << dq.limit;
     s.run();
     return deliveriesFrom(s);
 }

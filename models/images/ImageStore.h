@@ -175,6 +175,7 @@ struct DeliveryQuery
     qint64 accountId = 0; // 0: every account (the window)
     QString status;
     QString taskId;
+    QString text; // part of the task id or the URL, any case
     qint64 fromMs = 0;
     qint64 toMs = 0;
     qint64 beforeId = 0;

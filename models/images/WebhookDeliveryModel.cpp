@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <initializer_list>
-#include <QSet>
 #include <tuple>
 
 namespace {
@@ -45,49 +44,18 @@ struct DeliveryPage
 {
     QList<ImageStore::Delivery> rows;
     qint64 pending = 0;
-    bool truncated = false;
 };
 
-// The newest deliveries matching the filter: the status through the query, the text on the
-// rows read, at most scanLimit of them.
-DeliveryPage readDeliveries(Store &store, const WebhookDeliveryFilter &filter, int pageSize,
-                            int scanLimit)
+// The newest deliveries matching the filter (status and text both in the query).
+DeliveryPage readDeliveries(Store &store, const WebhookDeliveryFilter &filter, int pageSize)
 {
     DeliveryPage page;
     ImageStore::DeliveryQuery q;
     q.accountId = 0;
     q.status = filter.status;
+    q.text = filter.text;
     q.limit = pageSize;
-    if (filter.text.isEmpty()) {
-        page.rows = ImageStore::deliveries(store, q);
-    } else {
-        QSet<qint64> seen;
-        // A whole task id finds its delivery however old it is.
-        q.taskId = filter.text.trimmed();
-        for (const ImageStore::Delivery &d : ImageStore::deliveries(store, q)) {
-            seen.insert(d.id);
-            page.rows.append(d);
-        }
-        q.taskId.clear();
-        int scanned = 0;
-        while (page.rows.size() < pageSize) {
-            if (scanned >= scanLimit) {
-                page.truncated = true;
-                break;
-            }
-            q.limit = qMin(pageSize, scanLimit - scanned);
-            const QList<ImageStore::Delivery> batch = ImageStore::deliveries(store, q);
-            scanned += int(batch.size());
-            for (const ImageStore::Delivery &d : batch)
-                if (page.rows.size() < pageSize && filter.matches(d) && !seen.contains(d.id)) {
-                    seen.insert(d.id);
-                    page.rows.append(d);
-                }
-            if (batch.size() < q.limit)
-                break;
-            q.beforeId = batch.last().id;
-        }
-    }
+    page.rows = ImageStore::deliveries(store, q);
     page.pending = ImageStore::pendingCount(store);
     return page;
 }
@@ -140,19 +108,10 @@ void CoalescedReload::fire()
 
 // ---- WebhookDeliveryModel ----
 
-bool WebhookDeliveryFilter::matches(const ImageStore::Delivery &d) const
-{
-    if (!status.isEmpty() && d.status != status)
-        return false;
-    const QString t = text.trimmed();
-    return t.isEmpty() || d.taskId.contains(t, Qt::CaseInsensitive) ||
-           d.url.contains(t, Qt::CaseInsensitive);
-}
-
 WebhookDeliveryModel::WebhookDeliveryModel(DatabaseService &db, QObject *parent, int pageSize,
-                                           int coalesceMs, int scanLimit)
+                                           int coalesceMs)
     : RecordTableModel(Order::NewestFirst, parent), m_db(db), m_pageSize(qMax(1, pageSize)),
-      m_scanLimit(qMax(m_pageSize, scanLimit)), m_reload(coalesceMs, [this] { read(); })
+      m_reload(coalesceMs, [this] { read(); })
 {
     m_reload.now();
 }
@@ -250,12 +209,8 @@ void WebhookDeliveryModel::read()
 {
     const WebhookDeliveryFilter filter = m_filter;
     const int pageSize = m_pageSize;
-    const int scanLimit = m_scanLimit;
     m_db.read<DeliveryPage>(
-        this,
-        [filter, pageSize, scanLimit](Store &s) {
-            return readDeliveries(s, filter, pageSize, scanLimit);
-        },
+        this, [filter, pageSize](Store &s) { return readDeliveries(s, filter, pageSize); },
         [this, filter](const DbResult<DeliveryPage> &r) {
             m_reload.finished();
             if (filter != m_filter) // a read for the new filter is on its way
@@ -265,7 +220,6 @@ void WebhookDeliveryModel::read()
                 return;
             }
             mergeRows(r.value.rows, sameDelivery);
-            m_truncated = r.value.truncated;
             m_loaded = true;
             if (r.value.pending != m_pending) {
                 m_pending = r.value.pending;

@@ -40,7 +40,6 @@ struct WebhookDeliveryFilter
     QString status; // pending, delivered, failed; empty: all
     QString text;
 
-    bool matches(const ImageStore::Delivery &d) const;
     bool operator==(const WebhookDeliveryFilter &other) const = default;
 };
 
@@ -68,10 +67,9 @@ public:
         ColumnCount
     };
 
-    // With a text filter at most scanLimit of the newest deliveries are searched (plus the
-    // delivery of a task whose id is the text exactly, wherever it is).
+    // The newest pageSize deliveries that match the filter; reloads within coalesceMs are one.
     explicit WebhookDeliveryModel(DatabaseService &db, QObject *parent = nullptr,
-                                  int pageSize = 500, int coalesceMs = 100, int scanLimit = 10000);
+                                  int pageSize = 500, int coalesceMs = 100);
 
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
@@ -84,8 +82,6 @@ public:
     bool isLoaded() const { return m_loaded; }
     // Pending deliveries in the database (-1 until the first read is back).
     qint64 pendingCount() const { return m_pending; }
-    // The last read stopped at scanLimit before filling a page: older matches are not shown.
-    bool isTruncated() const { return m_truncated; }
     // Reads made so far (for tests of the coalescing).
     quint64 reads() const { return m_reload.reads(); }
 
@@ -102,12 +98,10 @@ private:
 
     DatabaseService &m_db;
     int m_pageSize;
-    int m_scanLimit;
     WebhookDeliveryFilter m_filter;
     CoalescedReload m_reload;
     qint64 m_pending = -1;
     bool m_loaded = false;
-    bool m_truncated = false;
 };
 
 // The attempts of one delivery (ImageStore::attempts), oldest first, read on the reader

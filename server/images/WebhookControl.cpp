@@ -63,6 +63,7 @@ void list(ImagesFamily &f, QObject *home, const ContextPtr &ctx)
                                  QStringLiteral("'status' must be pending, delivered or failed."),
                                  {}, QStringLiteral("status"));
     dq.taskId = q.queryItemValue("task", QUrl::FullyDecoded);
+    dq.text = q.queryItemValue("q", QUrl::FullyDecoded);
     QDateTime from, to;
     if (!timeParam(ctx, "from", &from) || !timeParam(ctx, "to", &to) ||
         !limitParam(ctx, 50, &dq.limit) || !cursorParam(ctx, &dq.beforeId))

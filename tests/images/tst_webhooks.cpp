@@ -340,6 +340,17 @@ void TestWebhooks::controlApi()
         cursor = page.value("next_cursor").toString().toLatin1();
     }
     QCOMPARE(seen, QSet<QString>(ids.begin(), ids.end()));
+    page = control(f, reader,
+                   "/api/v1/webhooks/deliveries?q=" + ids[3].mid(10, 8).toUpper().toLatin1());
+    QCOMPARE(page.value("data").toArray().size(), 1);
+    QCOMPARE(page.value("data").toArray().at(0).toObject().value("task_id").toString(), ids[3]);
+    QCOMPARE(control(f, reader, "/api/v1/webhooks/deliveries?q=127.0.0.1%3A")
+                 .value("data")
+                 .toArray()
+                 .size(),
+             5);
+    QCOMPARE(control(f, reader, "/api/v1/webhooks/deliveries?q=%25").value("data").toArray().size(),
+             0);
     page = control(f, reader, "/api/v1/webhooks/deliveries?task=" + ids[2].toLatin1());
     QCOMPARE(page.value("data").toArray().size(), 1);
     QCOMPARE(page.value("data").toArray().at(0).toObject().value("status").toString(),
