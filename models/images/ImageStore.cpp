@@ -401,13 +401,18 @@ std::optional<Delivery> recordAttempt(Store &store, const Attempt &a, const QStr
     ins << a.deliveryId << a.attempt << (a.manual ? 1 : 0) << a.startedMs << a.url << a.address
         << a.status << a.error << a.durationMs << a.excerpt << a.instance;
     ins.run();
-    Sql upd(store, QStringLiteral("UPDATE webhook_deliveries SET status = ?, attempts = ?, "
-                                  "scheduled = scheduled + ?, manual = 0, next_ms = ?, "
+    // A resend asked for while a scheduled attempt was in flight stays asked for: the delivery
+    // stays pending with its manual flag, whatever that attempt came to.
+    Sql upd(store, QStringLiteral("UPDATE webhook_deliveries SET status = CASE WHEN manual = 1 "
+                                  "AND CAST(? AS INTEGER) = 0 THEN 'pending' ELSE ? END, "
+                                  "attempts = ?, scheduled = scheduled + ?, manual = CASE WHEN "
+                                  "CAST(? AS INTEGER) = 1 THEN 0 ELSE manual END, next_ms = ?, "
                                   "lease_owner = '', lease_until = 0, last_status = ?, "
                                   "last_error = ?, updated_ms = ? WHERE id = ? AND "
                                   "lease_owner = ?"));
-    upd << status << a.attempt << (scheduled ? 1 : 0) << nextMs << a.status << a.error
-        << (a.startedMs + a.durationMs) << a.deliveryId << owner;
+    const int manual = a.manual ? 1 : 0;
+    upd << manual << status << a.attempt << (scheduled ? 1 : 0) << manual << nextMs << a.status
+        << a.error << (a.startedMs + a.durationMs) << a.deliveryId << owner;
     upd.run();
     return delivery(store, a.deliveryId);
 }

@@ -4,7 +4,9 @@
 // guard at submission, abandoned tasks after a restart, and the 404/410 of GET.
 
 #include "ImageLinks.h"
+#include "images/ImageTables.h"
 #include "ImagesTestSupport.h"
+#include "Migrations.h"
 #include "Money.h"
 
 #include <QDateTime>
@@ -40,6 +42,8 @@ private slots:
     void abandonedTasksRecovered_data() { backends(); }
     void abandonedTasksRecovered();
     void modelsListed();
+    void resendDuringAnAttempt_data() { backends(); }
+    void resendDuringAnAttempt();
 };
 
 void TestImagesHttp::completedSync()
@@ -459,6 +463,51 @@ void TestImagesHttp::modelsListed()
                      Money::formatCredits(kPrice));
         }
     QVERIFY(found);
+}
+
+// The outbox in the store: a resend asked for while a scheduled attempt is in flight is not lost
+// when that attempt is recorded, even when it succeeded.
+void TestImagesHttp::resendDuringAnAttempt()
+{
+    QFETCH(QString, backend);
+    TestDatabase t(backend);
+    if (!t.ready()) {
+        if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))
+            QFAIL(qPrintable(t.skipReason()));
+        QSKIP(qPrintable(t.skipReason()));
+    }
+    QSqlDatabase db = t.config().open(QStringLiteral("resend"));
+    Migrations::apply(db, t.config().kind(), {ImageTables::migrations()});
+    Store store(db, t.config().kind());
+    QSqlQuery q(db);
+    QVERIFY(q.exec("INSERT INTO webhook_deliveries (task_id, account_id, url, status, next_ms, "
+                   "created_ms, updated_ms) VALUES ('imgtask_x', 1, 'https://h/x', 'pending', 0, "
+                   "0, 0)"));
+    const auto claimed = ImageStore::claim(store, "me", 1000, 60000, 10);
+    QCOMPARE(claimed.size(), 1);
+    QVERIFY(ImageStore::claim(store, "other", 1000, 60000, 10).isEmpty()); // leased
+    QVERIFY(ImageStore::resend(store, claimed[0].id, 0, 1500));
+    ImageStore::Attempt a;
+    a.deliveryId = claimed[0].id;
+    a.attempt = 1;
+    a.startedMs = 1000;
+    a.url = "https://h/x";
+    a.status = 200;
+    auto after = ImageStore::recordAttempt(store, a, "me", true, "delivered", 0);
+    QCOMPARE(after->status, QStringLiteral("pending"));
+    QVERIFY(after->manual);
+    QCOMPARE(ImageStore::nextDue(store, 2000), 2000); // due at once
+    const auto again = ImageStore::claim(store, "me", 2000, 60000, 10);
+    QCOMPARE(again.size(), 1);
+    QVERIFY(again[0].manual);
+    a.attempt = 2;
+    a.manual = true;
+    after = ImageStore::recordAttempt(store, a, "me", false, "delivered", 0);
+    QCOMPARE(after->status, QStringLiteral("delivered"));
+    QVERIFY(!after->manual);
+    QCOMPARE(after->scheduled, 1);
+    QCOMPARE(after->attempts, 2);
+    QCOMPARE(ImageStore::nextDue(store, 3000), 0);
 }
 
 QTEST_GUILESS_MAIN(TestImagesHttp)
