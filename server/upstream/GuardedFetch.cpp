@@ -99,6 +99,8 @@ GuardedFetchCallPtr GuardedFetch::start(const FetchRequest &request, const UrlPo
 
     auto *deadline = new QTimer(this);
     deadline->setSingleShot(true);
+    // A coarse timer may fire up to 5% early; a receiver is owed the whole timeout.
+    deadline->setTimerType(Qt::PreciseTimer);
     call->m_deadline = deadline;
     std::weak_ptr<GuardedFetchCall> weak = call;
     connect(deadline, &QTimer::timeout, this, [this, weak] {
