@@ -2,6 +2,7 @@
 
 #include "AudioDecoder.h"
 #include "AudioFakes.h"
+#include "DecisionFakes.h"
 #include "http/HttpConnection.h"
 #include "http/HttpServer.h"
 #include "http/Multipart.h"
@@ -88,7 +89,7 @@ const QStringList &knownOptions()
         QStringLiteral("chunks"),      QStringLiteral("delay-ms"), QStringLiteral("interval-ms"),
         QStringLiteral("fault"),       QStringLiteral("tool"),     QStringLiteral("cache-read"),
         QStringLiteral("cache-write"), QStringLiteral("text"),     QStringLiteral("delta-usage"),
-        QStringLiteral("echo-key"),    QStringLiteral("images")};
+        QStringLiteral("echo-key"),    QStringLiteral("images"),   QStringLiteral("cost")};
     return names;
 }
 
@@ -379,6 +380,7 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
     const bool transcription = path == QLatin1String("/v1/audio/transcriptions");
     const bool speech = path == QLatin1String("/v1/audio/speech");
     const bool images = path == QLatin1String("/v1/images/generations");
+    const bool decisions = path == QLatin1String("/v1/decisions");
     ctx.fish = path == QLatin1String("/v1/tts");
     if (path == QLatin1String("/v1/chat/completions")) {
         ctx.protocol = Protocol::Chat;
@@ -386,7 +388,7 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
         ctx.protocol = Protocol::Responses;
     } else if (path == QLatin1String("/v1/messages")) {
         ctx.protocol = Protocol::Messages;
-    } else if (!transcription && !speech && !images && !ctx.fish) {
+    } else if (!transcription && !speech && !images && !decisions && !ctx.fish) {
         ctx.protocol =
             path.startsWith(QLatin1String("/v1/messages")) ? Protocol::Messages : Protocol::Chat;
         respondError(ctx, 404,
@@ -408,6 +410,8 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
         handleFishTts(ctx);
     else if (images)
         handleImages(ctx);
+    else if (decisions)
+        handleDecisions(ctx);
     else
         handleGeneration(ctx);
 }
@@ -524,6 +528,10 @@ FakeUpstream::makePlan(Context &ctx, const QHash<QString, QString> &directive, Q
                 return bad(
                     QStringLiteral("an image count from 0 to %1").arg(ImageFakes::kMaxImages));
             plan.images = int(n);
+        } else if (name == QLatin1String("cost")) {
+            if (value != QLatin1String("none") && !DecisionFakes::isDecimal(value))
+                return bad(QStringLiteral("none or a decimal such as 0.000123"));
+            plan.cost = value;
         } else if (name == QLatin1String("echo-key")) {
             ctx.echoKey = value == QLatin1String("1");
         } else if (name == QLatin1String("delta-usage")) {
@@ -964,6 +972,30 @@ void FakeUpstream::handleImages(Context &ctx)
                        .add("created", QDateTime::currentSecsSinceEpoch())
                        .add("data", std::move(data))
                        .toJson());
+}
+
+// POST /v1/decisions (and /api/v1/decisions): OpenRouter-style typed decision evaluation; the
+// answers derive from a hash of the state text and the question id, the directive is read from
+// the state text.
+void FakeUpstream::handleDecisions(Context &ctx)
+{
+    if (!authorize(ctx))
+        return;
+    const auto body = jsonBody(ctx);
+    if (!body)
+        return;
+    DecisionFakes::Request asked;
+    if (const auto invalid = DecisionFakes::parseRequest(*body, &asked)) {
+        respondError(ctx, 400, invalid->message, invalid->param, invalid->code);
+        return;
+    }
+    RequestPlan plan;
+    if (!planFromText(ctx, asked.stateText, &plan))
+        return;
+    const QByteArray id = "dec-" + QByteArray::number(ctx.seq, 16).rightJustified(16, '0');
+    respondPlanned(
+        ctx, plan,
+        DecisionFakes::responseBody(asked, id, ctx.exchange->request().body.size(), plan.cost));
 }
 
 // GET /fake/images/<id>.png: an image of a url answer, while it is among the last stored.

@@ -66,6 +66,7 @@ struct RequestPlan
     int intervalMs = 0;
     Fault fault;
     int images = -1; // images: answer at most this many (-1: as many as asked)
+    QString cost;    // decisions: usage.cost; empty: the default, "none": left out
 };
 
 // The fake upstream: OpenAI chat completions and responses, Anthropic messages, model lists,
@@ -109,6 +110,8 @@ private:
     // Images (README.md, "Images"): OpenAI's generations; the files at /fake/images/<id>.png.
     void handleImages(Context &ctx);
     void serveImage(const ExchangePtr &exchange);
+    // Decisions (README.md, "Decisions"): OpenRouter-style typed decision evaluation.
+    void handleDecisions(Context &ctx);
     // The plan of a request whose directive is in one text field (audio, images) and its early
     // fault; false when the request was answered.
     bool planFromText(Context &ctx, const QString &directiveText, RequestPlan *plan);

@@ -413,6 +413,32 @@ private:
     QProcess m_process;
 };
 
+// The questions of a typical decisions request: one of each type.
+QJsonObject decisionQuestions()
+{
+    return {{"holds", QJsonObject{{"type", "noul"}, {"instructions", "Is the user satisfied?"}}},
+            {"pick", QJsonObject{{"type", "choice"},
+                                 {"instructions", "Which team handles it?"},
+                                 {"criteria", QJsonArray{"billing", "support", "sales"}}}},
+            {"rate", QJsonObject{{"type", "score"},
+                                 {"instructions", "How urgent is it?"},
+                                 {"criteria", QJsonArray{"none", "low", "high", "critical"}}}}};
+}
+
+QByteArray decisionBody(const QJsonValue &state, const QJsonObject &questions = decisionQuestions())
+{
+    return toJson({{"model", "fakeai/echo-small"}, {"state", state}, {"questions", questions}});
+}
+
+// A probability of a decisions answer in the fake's units (1/10000), checking it is one.
+qint64 probabilityUnits(const QJsonValue &value)
+{
+    const double p = value.toDouble(-1);
+    if (!value.isDouble() || p < 0 || p > 1)
+        return -1;
+    return qRound64(p * 10000);
+}
+
 } // namespace
 
 class TestFakeUpstream : public QObject
@@ -437,6 +463,54 @@ class TestFakeUpstream : public QObject
         if (!c.send("GET", path, headers))
             return {};
         return c.read();
+    }
+
+    // A validation row (columns body, param, code, message): a 400 in OpenAI's error shape.
+    void checkInvalidRequest(const QByteArray &path)
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QString, param);
+        QFETCH(QString, code);
+        QFETCH(QString, message);
+        const Reply r = post(path, body, openAi());
+        QCOMPARE(r.status, 400);
+        const QJsonObject error = r.json()[u"error"].toObject();
+        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
+        QCOMPARE(error[u"type"].toString(), "invalid_request_error");
+        QVERIFY2(error[u"message"].toString().startsWith(message),
+                 qPrintable(error[u"message"].toString()));
+        QCOMPARE(error[u"param"], param.isEmpty() ? QJsonValue() : QJsonValue(param));
+        QCOMPARE(error[u"code"], code.isEmpty() ? QJsonValue() : QJsonValue(code));
+    }
+
+    // The columns checkFaultRow reads.
+    static void addFaultColumns()
+    {
+        QTest::addColumn<QByteArray>("header"); // x-fake-fault, or empty
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<QByteArray>("retryAfter");
+    }
+
+    // A fault row (columns header: x-fake-fault or empty, status, type, retryAfter): the status,
+    // retry-after and OpenAI's error body. *reply: the answer, for the caller's 200 checks.
+    void checkFaultRow(const QByteArray &path, const QByteArray &body, Reply *reply)
+    {
+        QFETCH(QByteArray, header);
+        QFETCH(int, status);
+        QFETCH(QString, type);
+        QFETCH(QByteArray, retryAfter);
+        const Headers extra = header.isEmpty() ? Headers() : Headers{{"x-fake-fault", header}};
+        const Reply r = post(path, body, openAi(extra));
+        *reply = r;
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.header("retry-after"), retryAfter);
+        if (status == 200)
+            return;
+        const QJsonObject error = r.json()[u"error"].toObject();
+        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
+        QCOMPARE(error[u"type"].toString(), type);
+        QCOMPARE(error[u"code"], status == 429 ? QJsonValue("rate_limit_exceeded") : QJsonValue());
     }
 
 private slots:
@@ -1243,56 +1317,50 @@ private slots:
                                        << "We could not parse the JSON body of your request";
     }
 
-    void imagesValidation()
+    void imagesValidation() { checkInvalidRequest("/v1/images/generations"); }
+
+    // The Bearer-key endpoints added after the generation ones: 401 without a key or with one
+    // --require-key does not list (masked in the message), 405 for GET.
+    void bearerAuth_data()
     {
-        QFETCH(QByteArray, body);
-        QFETCH(QString, param);
-        QFETCH(QString, code);
-        QFETCH(QString, message);
-        const Reply r = post("/v1/images/generations", body, openAi());
-        QCOMPARE(r.status, 400);
-        const QJsonObject error = r.json()[u"error"].toObject();
-        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
-        QCOMPARE(error[u"type"].toString(), "invalid_request_error");
-        QVERIFY2(error[u"message"].toString().startsWith(message),
-                 qPrintable(error[u"message"].toString()));
-        QCOMPARE(error[u"param"], param.isEmpty() ? QJsonValue() : QJsonValue(param));
-        QCOMPARE(error[u"code"], code.isEmpty() ? QJsonValue() : QJsonValue(code));
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("body");
+        QTest::newRow("images") << QByteArray("/v1/images/generations")
+                                << toJson({{"prompt", "x"}, {"size", "256x256"}});
+        QTest::newRow("decisions") << QByteArray("/api/v1/decisions") << decisionBody("s");
+        QTest::newRow("decisions /v1") << QByteArray("/v1/decisions") << decisionBody("s");
     }
 
-    void imagesAuth()
+    void bearerAuth()
     {
-        const QByteArray body = toJson({{"prompt", "x"}, {"size", "256x256"}});
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, body);
         const Headers json{{"content-type", "application/json"}};
-        Reply r = post("/v1/images/generations", body, json);
+        Reply r = post(path, body, json);
         QCOMPARE(r.status, 401);
         QCOMPARE(r.json()[u"error"][u"type"].toString(), "invalid_request_error");
         QVERIFY(r.json()[u"error"][u"message"].toString().contains("API key"));
-        r = get("/v1/images/generations", openAi());
+        r = get(path, openAi());
         QCOMPARE(r.status, 405);
 
         FakeProcess fake;
-        QVERIFY(fake.start({QStringLiteral("--require-key"), QStringLiteral("sk-images-0001")}));
+        QVERIFY(fake.start({QStringLiteral("--require-key"), QStringLiteral("sk-bearer-0001")}));
         auto call = [&](const QByteArray &key) {
             Client c(fake.port);
-            c.send("POST", "/v1/images/generations",
-                   json + Headers{{"authorization", "Bearer " + key}}, body);
+            c.send("POST", path, json + Headers{{"authorization", "Bearer " + key}}, body);
             return c.read();
         };
         r = call("sk-wrong-99998888");
         QCOMPARE(r.status, 401);
         QCOMPARE(r.json()[u"error"][u"code"].toString(), "invalid_api_key");
         QVERIFY(!r.body.contains("sk-wrong-99998888"));
-        QCOMPARE(call("sk-images-0001").status, 200);
+        QCOMPARE(call("sk-bearer-0001").status, 200);
     }
 
     void imagesFaults_data()
     {
         QTest::addColumn<QString>("prompt");
-        QTest::addColumn<QByteArray>("header"); // x-fake-fault, or empty
-        QTest::addColumn<int>("status");
-        QTest::addColumn<QString>("type");
-        QTest::addColumn<QByteArray>("retryAfter");
+        addFaultColumns();
         QTest::newRow("429 directive")
             << "a cat [fake fault=429]" << QByteArray() << 429 << "requests" << QByteArray("2");
         QTest::newRow("429:9 directive")
@@ -1308,23 +1376,11 @@ private slots:
     void imagesFaults()
     {
         QFETCH(QString, prompt);
-        QFETCH(QByteArray, header);
-        QFETCH(int, status);
-        QFETCH(QString, type);
-        QFETCH(QByteArray, retryAfter);
-        const Headers extra = header.isEmpty() ? Headers() : Headers{{"x-fake-fault", header}};
-        const Reply r = post("/v1/images/generations",
-                             toJson({{"prompt", prompt}, {"size", "256x256"}}), openAi(extra));
-        QCOMPARE(r.status, status);
-        QCOMPARE(r.header("retry-after"), retryAfter);
-        if (status == 200) {
+        Reply r;
+        checkFaultRow("/v1/images/generations", toJson({{"prompt", prompt}, {"size", "256x256"}}),
+                      &r);
+        if (r.status == 200)
             QCOMPARE(r.json()[u"data"].toArray().size(), 1);
-            return;
-        }
-        const QJsonObject error = r.json()[u"error"].toObject();
-        QCOMPARE(error.keys(), QStringList({"code", "message", "param", "type"}));
-        QCOMPARE(error[u"type"].toString(), type);
-        QCOMPARE(error[u"code"], status == 429 ? QJsonValue("rate_limit_exceeded") : QJsonValue());
     }
 
     void imagesPartial()
@@ -1390,6 +1446,340 @@ private slots:
         QCOMPARE(m_fake.stats()[u"open_requests"].toInt(), 1);
         hung.reset();
         QTRY_COMPARE_WITH_TIMEOUT(m_fake.stats()[u"cancelled"].toInt(), 1, 5000);
+    }
+
+    // ------------------------------------------------------------------ decisions
+
+    void decisionsShapes()
+    {
+        const Reply r =
+            post("/api/v1/decisions", decisionBody("The invoice was charged twice."), openAi());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), "application/json");
+        const QJsonObject answer = r.json();
+        QCOMPARE(answer.keys(), QStringList({"answers", "id", "model", "object", "usage"}));
+        QVERIFY2(QRegularExpression(QStringLiteral("^dec-[0-9a-f]{16}$"))
+                     .match(answer[u"id"].toString())
+                     .hasMatch(),
+                 qPrintable(answer[u"id"].toString()));
+        QCOMPARE(answer[u"object"].toString(), "decision");
+        QCOMPARE(answer[u"model"].toString(), "fakeai/echo-small@2026-01");
+        const QJsonObject answers = answer[u"answers"].toObject();
+        QCOMPARE(answers.keys(), QStringList({"holds", "pick", "rate"}));
+
+        const QJsonObject noul = answers[u"holds"].toObject();
+        QCOMPARE(noul.keys(), QStringList({"probability", "type"}));
+        QCOMPARE(noul[u"type"].toString(), "noul");
+        QVERIFY(probabilityUnits(noul[u"probability"]) >= 0);
+
+        const QJsonObject choice = answers[u"pick"].toObject();
+        QCOMPARE(choice.keys(), QStringList({"choice", "confidence", "probabilities", "type"}));
+        QCOMPARE(choice[u"type"].toString(), "choice");
+        const QJsonObject options = choice[u"probabilities"].toObject();
+        QCOMPARE(options.keys(), QStringList({"billing", "sales", "support"}));
+        qint64 sum = 0;
+        qint64 best = -1;
+        for (const QJsonValue &p : options) {
+            const qint64 units = probabilityUnits(p);
+            QVERIFY(units >= 0);
+            sum += units;
+            best = qMax(best, units);
+        }
+        QCOMPARE(sum, 10000);
+        QVERIFY(options.contains(choice[u"choice"].toString()));
+        QCOMPARE(probabilityUnits(options[choice[u"choice"].toString()]), best);
+        QCOMPARE(probabilityUnits(choice[u"confidence"]), best);
+
+        const QJsonObject score = answers[u"rate"].toObject();
+        QCOMPARE(score.keys(),
+                 QStringList({"confidence", "legend", "probabilities", "score", "type"}));
+        QCOMPARE(score[u"type"].toString(), "score");
+        QCOMPARE(score[u"legend"].toArray(), QJsonArray({"none", "low", "high", "critical"}));
+        const QJsonArray levels = score[u"probabilities"].toArray();
+        QCOMPARE(levels.size(), 4);
+        sum = 0;
+        best = -1;
+        qint64 weighted = 0;
+        for (qsizetype i = 0; i < levels.size(); ++i) {
+            const qint64 units = probabilityUnits(levels[i]);
+            QVERIFY(units >= 0);
+            sum += units;
+            weighted += i * units;
+            best = qMax(best, units);
+        }
+        QCOMPARE(sum, 10000);
+        QCOMPARE(qRound64(score[u"score"].toDouble() * 10000), weighted);
+        QVERIFY(score[u"score"].toDouble() >= 0 && score[u"score"].toDouble() <= 3);
+        QCOMPARE(probabilityUnits(score[u"confidence"]), best);
+        // The numbers are written exactly: at most four decimals, no exponent.
+        static const QRegularExpression number(
+            QStringLiteral("\"(probability|confidence|score)\":([0-9]|[0-9]\\.[0-9]{1,4})[,}]"));
+        int exact = 0;
+        for (auto it = number.globalMatch(QString::fromUtf8(r.body)); it.hasNext(); it.next())
+            ++exact;
+        QCOMPARE(exact, 4);
+    }
+
+    void decisionsDeterministic()
+    {
+        const QJsonObject state{{"ticket", 42}, {"text", "refund please"}};
+        const Reply first = post("/api/v1/decisions", decisionBody(state), openAi());
+        const Reply again = post("/v1/decisions", decisionBody(state), openAi());
+        QCOMPARE(first.status, 200);
+        QCOMPARE(again.status, 200);
+        QCOMPARE(again.json()[u"answers"], first.json()[u"answers"]);
+        QVERIFY(again.json()[u"id"] != first.json()[u"id"]); // ids follow the request number
+
+        // Another state, other answers; the same state as a string of its JSON, the same ones.
+        const Reply other =
+            post("/api/v1/decisions", decisionBody(QJsonObject{{"ticket", 43}}), openAi());
+        QVERIFY(other.json()[u"answers"] != first.json()[u"answers"]);
+        const Reply text =
+            post("/api/v1/decisions", decisionBody(QString::fromUtf8(toJson(state))), openAi());
+        QCOMPARE(text.json()[u"answers"], first.json()[u"answers"]);
+
+        // The question id is part of the hash: the same question under another id differs.
+        QJsonObject renamed = decisionQuestions();
+        renamed.insert("holds2", renamed.value("holds"));
+        const QJsonObject answers =
+            post("/api/v1/decisions", decisionBody(state, renamed), openAi())
+                .json()[u"answers"]
+                .toObject();
+        QCOMPARE(answers[u"holds"], first.json()[u"answers"][u"holds"]);
+        QVERIFY(answers[u"holds2"] != answers[u"holds"]);
+    }
+
+    void decisionsUsage()
+    {
+        auto expectedCost = [](qint64 millionths) {
+            return QByteArray::number(double(millionths) / 1e6, 'f', 6);
+        };
+        // Default: input = ceil(body bytes / 4), output = 12 per question, cost from both.
+        QByteArray body = decisionBody("count me");
+        Reply r = post("/api/v1/decisions", body, openAi());
+        QCOMPARE(r.status, 200);
+        QJsonObject usage = r.json()[u"usage"].toObject();
+        const qint64 input = (body.size() + 3) / 4;
+        QCOMPARE(usage.keys(), QStringList({"cost", "input_tokens", "output_tokens"}));
+        QCOMPARE(usage[u"input_tokens"].toInteger(), input);
+        QCOMPARE(usage[u"output_tokens"].toInteger(), 36);
+        QByteArray cost = expectedCost(input + 4 * 36);
+        while (cost.endsWith('0'))
+            cost.chop(1);
+        QVERIFY2(r.body.endsWith(",\"cost\":" + cost + "}}"), r.body.right(80).constData());
+
+        // One question, a body of 4k+1 bytes rounds up.
+        QJsonObject one{{"q", QJsonObject{{"type", "noul"}, {"instructions", "?"}}}};
+        QString state = QStringLiteral("x");
+        while (decisionBody(state, one).size() % 4 != 1)
+            state += QLatin1Char('x');
+        body = decisionBody(state, one);
+        usage = post("/api/v1/decisions", body, openAi()).json()[u"usage"].toObject();
+        QCOMPARE(usage[u"input_tokens"].toInteger(), (body.size() + 3) / 4);
+        QCOMPARE(usage[u"output_tokens"].toInteger(), 12);
+
+        // cost=none leaves it out; cost=D is written as given; the header wins.
+        r = post("/api/v1/decisions", decisionBody("free [fake cost=none]"), openAi());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json()[u"usage"].toObject().keys(),
+                 QStringList({"input_tokens", "output_tokens"}));
+        r = post("/api/v1/decisions", decisionBody("priced [fake cost=0.000123456789]"), openAi());
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.endsWith(",\"cost\":0.000123456789}}"), r.body.right(80).constData());
+        r = post("/api/v1/decisions", decisionBody(QJsonObject{{"note", "[fake cost=none]"}}),
+                 openAi({{"x-fake-cost", "2.5"}}));
+        QVERIFY2(r.body.endsWith(",\"cost\":2.5}}"), r.body.right(80).constData());
+        QCOMPARE(r.json()[u"usage"][u"cost"].toDouble(), 2.5);
+
+        for (const QByteArray &bad : {QByteArray("abc"), QByteArray("1e-6"), QByteArray("-1"),
+                                      QByteArray(".5"), QByteArray("01")}) {
+            r = post("/api/v1/decisions", decisionBody("x"), openAi({{"x-fake-cost", bad}}));
+            QCOMPARE(r.status, 400);
+            QVERIFY2(
+                r.json()[u"error"][u"message"].toString().contains(QLatin1String("cost=" + bad)),
+                r.body.constData());
+        }
+    }
+
+    void decisionsValidation_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QString>("param"); // empty: null
+        QTest::addColumn<QString>("code");  // empty: null
+        QTest::addColumn<QString>("message");
+        const QJsonObject questions = decisionQuestions();
+        auto with = [&](const QString &id, const QJsonObject &question) {
+            QJsonObject q = questions;
+            q.insert(id, question);
+            return toJson({{"model", "m"}, {"state", "s"}, {"questions", q}});
+        };
+        QTest::newRow("model missing")
+            << toJson({{"state", "s"}, {"questions", questions}}) << "model"
+            << "missing_required_parameter"
+            << "Missing required parameter: 'model'.";
+        QTest::newRow("model number")
+            << toJson({{"model", 1}, {"state", "s"}, {"questions", questions}}) << "model"
+            << "invalid_type"
+            << "Invalid type for 'model': expected a string, but got an integer instead.";
+        QTest::newRow("model empty")
+            << toJson({{"model", ""}, {"state", "s"}, {"questions", questions}}) << "model"
+            << "empty_string"
+            << "Invalid 'model': empty string.";
+        QTest::newRow("state missing")
+            << toJson({{"model", "m"}, {"questions", questions}}) << "state"
+            << "missing_required_parameter"
+            << "Missing required parameter: 'state'.";
+        QTest::newRow("state number")
+            << toJson({{"model", "m"}, {"state", 2.5}, {"questions", questions}}) << "state"
+            << "invalid_type"
+            << "Invalid type for 'state': expected a string, an object or an array, but got a "
+               "decimal number instead.";
+        QTest::newRow("state null")
+            << toJson({{"model", "m"}, {"state", QJsonValue::Null}, {"questions", questions}})
+            << "state"
+            << "invalid_type"
+            << "Invalid type for 'state': expected a string, an object or an array, but got "
+               "null instead.";
+        QTest::newRow("questions missing")
+            << toJson({{"model", "m"}, {"state", "s"}}) << "questions"
+            << "missing_required_parameter"
+            << "Missing required parameter: 'questions'.";
+        QTest::newRow("questions array")
+            << toJson({{"model", "m"}, {"state", "s"}, {"questions", QJsonArray{}}}) << "questions"
+            << "invalid_type"
+            << "Invalid type for 'questions': expected an object, but got an array instead.";
+        QTest::newRow("questions empty")
+            << toJson({{"model", "m"}, {"state", "s"}, {"questions", QJsonObject{}}}) << "questions"
+            << "empty_object"
+            << "Invalid 'questions': empty object.";
+        QTest::newRow("question string")
+            << toJson({{"model", "m"}, {"state", "s"}, {"questions", QJsonObject{{"q", "?"}}}})
+            << "questions.q"
+            << "invalid_type"
+            << "Invalid type for 'questions.q': expected an object, but got a string instead.";
+        QTest::newRow("type missing") << with("q", {{"instructions", "?"}}) << "questions.q.type"
+                                      << "missing_required_parameter"
+                                      << "Missing required parameter: 'questions.q.type'.";
+        QTest::newRow("type unknown")
+            << with("q", {{"type", "yesno"}, {"instructions", "?"}}) << "questions.q.type"
+            << "invalid_value"
+            << "Invalid value: 'yesno'. Supported values are: 'noul', 'choice', and 'score'.";
+        QTest::newRow("instructions missing")
+            << with("q", {{"type", "noul"}}) << "questions.q.instructions"
+            << "missing_required_parameter"
+            << "Missing required parameter: 'questions.q.instructions'.";
+        QTest::newRow("instructions number")
+            << with("q", {{"type", "noul"}, {"instructions", 3}}) << "questions.q.instructions"
+            << "invalid_type"
+            << "Invalid type for 'questions.q.instructions': expected a string, but got an "
+               "integer instead.";
+        QTest::newRow("choice without criteria")
+            << with("q", {{"type", "choice"}, {"instructions", "?"}}) << "questions.q.criteria"
+            << "missing_required_parameter"
+            << "Missing required parameter: 'questions.q.criteria'.";
+        QTest::newRow("score criteria object")
+            << with("q", {{"type", "score"}, {"instructions", "?"}, {"criteria", QJsonObject{}}})
+            << "questions.q.criteria"
+            << "invalid_type"
+            << "Invalid type for 'questions.q.criteria': expected an array of strings, but got "
+               "an object instead.";
+        QTest::newRow("criteria too short")
+            << with("q",
+                    {{"type", "choice"}, {"instructions", "?"}, {"criteria", QJsonArray{"only"}}})
+            << "questions.q.criteria"
+            << "array_below_min_length"
+            << "Invalid 'questions.q.criteria': array too short.";
+        QTest::newRow("criteria item number")
+            << with("q",
+                    {{"type", "score"}, {"instructions", "?"}, {"criteria", QJsonArray{"a", 2}}})
+            << "questions.q.criteria[1]"
+            << "invalid_type"
+            << "Invalid type for 'questions.q.criteria[1]': expected a string";
+        QTest::newRow("criteria duplicate")
+            << with("q",
+                    {{"type", "choice"}, {"instructions", "?"}, {"criteria", QJsonArray{"a", "a"}}})
+            << "questions.q.criteria[1]"
+            << "invalid_value"
+            << "Invalid 'questions.q.criteria[1]': duplicate value 'a'.";
+        QTest::newRow("not json") << QByteArray("{oops") << ""
+                                  << ""
+                                  << "We could not parse the JSON body of your request";
+    }
+
+    void decisionsValidation() { checkInvalidRequest("/api/v1/decisions"); }
+
+    void decisionsFaults_data()
+    {
+        QTest::addColumn<QJsonValue>("state");
+        addFaultColumns();
+        QTest::newRow("429 directive") << QJsonValue("s [fake fault=429]") << QByteArray() << 429
+                                       << "requests" << QByteArray("2");
+        QTest::newRow("429:7 in an object state")
+            << QJsonValue(QJsonObject{{"note", "[fake fault=429:7]"}}) << QByteArray() << 429
+            << "requests" << QByteArray("7");
+        QTest::newRow("500 header")
+            << QJsonValue("s") << QByteArray("500") << 500 << "server_error" << QByteArray();
+        QTest::newRow("503 in an array state")
+            << QJsonValue(QJsonArray{"a", "[fake fault=503]"}) << QByteArray() << 503
+            << "server_error" << QByteArray();
+        QTest::newRow("header over directive")
+            << QJsonValue("s [fake fault=500]") << QByteArray("none") << 200 << "" << QByteArray();
+    }
+
+    void decisionsFaults()
+    {
+        QFETCH(QJsonValue, state);
+        Reply r;
+        checkFaultRow("/api/v1/decisions", decisionBody(state), &r);
+        if (r.status == 200)
+            QCOMPARE(r.json()[u"answers"].toObject().size(), 3);
+    }
+
+    void decisionsDelayAndHang()
+    {
+        QElapsedTimer timer;
+        timer.start();
+        Reply r = post("/api/v1/decisions", decisionBody("slow [fake delay-ms=300]"), openAi());
+        QCOMPARE(r.status, 200);
+        QVERIFY2(timer.elapsed() >= 290, QByteArray::number(timer.elapsed()).constData());
+        timer.restart();
+        r = post("/api/v1/decisions", decisionBody("s"), openAi({{"x-fake-delay-ms", "250"}}));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(timer.elapsed() >= 240, QByteArray::number(timer.elapsed()).constData());
+
+        m_fake.resetStats();
+        auto hung = std::make_unique<Client>(m_fake.port);
+        hung->send("POST", "/api/v1/decisions", openAi(), decisionBody("s [fake fault=hang]"));
+        r = hung->read(300);
+        QCOMPARE(r.status, 0);
+        QVERIFY(!r.closed);
+        QCOMPARE(m_fake.stats()[u"open_requests"].toInt(), 1);
+        hung.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(m_fake.stats()[u"cancelled"].toInt(), 1, 5000);
+    }
+
+    void decisionsStatsAndLog()
+    {
+        m_fake.resetStats();
+        const QByteArray body = decisionBody("logged");
+        QCOMPARE(post("/api/v1/decisions", body, openAi()).status, 200);
+        QCOMPARE(post("/v1/decisions", body, openAi()).status, 200);
+        const QJsonObject stats = m_fake.stats();
+        QCOMPARE(stats[u"requests"].toInt(), 2);
+        QCOMPARE(stats[u"completed"].toInt(), 2);
+        QCOMPARE(stats[u"by_path"][u"/api/v1/decisions"].toInt(), 1);
+        QCOMPARE(stats[u"by_path"][u"/v1/decisions"].toInt(), 1);
+
+        QFile log(m_logPath);
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = log.readAll().trimmed().split('\n');
+        QVERIFY(lines.size() >= 2);
+        const QJsonObject first = QJsonDocument::fromJson(lines[lines.size() - 2]).object();
+        const QJsonObject last = QJsonDocument::fromJson(lines.last()).object();
+        QCOMPARE(first[u"path"].toString(), "/api/v1/decisions");
+        QCOMPARE(last[u"path"].toString(), "/v1/decisions");
+        QCOMPARE(last[u"body"].toString().toUtf8(), body);
+        QCOMPARE(last[u"headers"][u"authorization"].toString(), "Bearer ***wxyz");
     }
 
     // ------------------------------------------------------------------ faults
