@@ -75,16 +75,9 @@ QString AudioProvider::unusableReason() const
 {
     if (type == AudioProviderType::Local)
         return {};
-    if (baseUrl.isEmpty())
-        return QStringLiteral("The audio provider '%1' has no base URL: set "
-                              "audio.providers.%1.base_url in the config file.")
-            .arg(name);
     // fish-speech servers usually run without a key; OpenAI-compatible ones need one.
-    if (type == AudioProviderType::OpenAI && allKeys().isEmpty())
-        return QStringLiteral("The audio provider '%1' has no API key: set "
-                              "audio.providers.%1.keys (or keys_env) in the config file.")
-            .arg(name);
-    return {};
+    return missingSetting(QStringLiteral("audio"), QStringLiteral("audio"),
+                          type == AudioProviderType::OpenAI);
 }
 
 UrlPolicy AudioConfig::defaultFileUriPolicy()
@@ -122,41 +115,19 @@ AudioConfig AudioConfig::defaults()
 AudioConfig AudioConfig::fromJson(const QJsonObject &audio)
 {
     AudioConfig c = defaults();
-    const QJsonValue providers = audio.value("providers");
-    if (!providers.isUndefined() && !providers.isObject())
-        fail(QStringLiteral("providers must be an object of name: provider"));
-    const QJsonObject po = providers.toObject();
-    for (auto it = po.begin(); it != po.end(); ++it) {
-        const QString where = QStringLiteral("providers.%1").arg(it.key());
-        if (!it.value().isObject())
-            fail(where + QStringLiteral(" must be an object"));
-        const QJsonObject o = it.value().toObject();
-        AudioProvider p;
-        if (const AudioProvider *existing = c.provider(it.key()))
-            p = *existing;
-        p.name = it.key();
-        if (o.contains("type")) {
+    applyProviderSection(
+        c.providers, audio, QStringLiteral("audio"), [] { return AudioProvider(); },
+        [](AudioProvider &p, const QJsonObject &o, const QString &where) {
+            if (!o.contains("type"))
+                return;
             const AudioProviderType before = p.type;
-            p.type = parseType(o.value("type").toString(), where);
-            // Cloning takes 20 to 60 s; ten minutes (the shared default) would hold a client
-            // far past any useful answer. timeouts.total_ms still overrides it.
+            p.type = parseType(o.value("type").toString(), where.mid(6));
+            // Cloning takes 20 to 60 s; ten minutes (the shared default) would
+            // hold a client far past any useful answer. timeouts.total_ms still
+            // overrides it.
             if (p.type == AudioProviderType::FishSpeech && before != p.type)
                 p.totalTimeoutMs = kFishSpeechTotalTimeoutMs;
-        }
-        try {
-            UpstreamProvider::parseShared(p, o, QStringLiteral("audio.") + where);
-        } catch (const std::exception &e) {
-            throw std::runtime_error(e.what());
-        }
-        bool replaced = false;
-        for (AudioProvider &e : c.providers)
-            if (e.name == p.name) {
-                e = p;
-                replaced = true;
-            }
-        if (!replaced)
-            c.providers.append(p);
-    }
+        });
 
     const QJsonValue models = audio.value("models");
     if (!models.isUndefined() && !models.isArray())
@@ -261,10 +232,7 @@ AudioConfig AudioConfig::fromJson(const QJsonObject &audio)
 
 const AudioProvider *AudioConfig::provider(const QString &name) const
 {
-    for (const AudioProvider &p : providers)
-        if (p.name == name)
-            return &p;
-    return nullptr;
+    return findProvider(providers, name);
 }
 
 const AudioModel *AudioConfig::model(const QString &id) const

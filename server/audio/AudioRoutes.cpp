@@ -11,6 +11,7 @@
 #include "SpeechRecognizer.h"
 #include "SpeechSynthesizer.h"
 #include "upstream/GuardedFetch.h"
+#include "UpstreamReply.h"
 #include "Wav.h"
 
 #include <atomic>
@@ -77,16 +78,6 @@ Cancel cancelOnClose(const ContextPtr &ctx, std::function<void()> also = {})
 }
 
 // An upstream call that failed, in the route's envelope (429 with Retry-After).
-void upstreamFailed(const ContextPtr &ctx, const AudioUpstreamAnswer &a)
-{
-    HttpHeaders extra;
-    if (!a.retryAfter.isEmpty())
-        extra.append(qMakePair(QByteArray("Retry-After"), a.retryAfter));
-    ctx->respondRaw(a.status, "application/json",
-                    ErrorEnvelope::body(ctx->errorStyle(), a.status, a.message, a.type, {}, a.code),
-                    std::move(extra));
-}
-
 // Frames at `rate` in `seconds`, rounded up, but not past a whole number that floating point
 // missed by a hair (a WAV's stated 12345 / 16000 s is 12345 frames, not 12346).
 qint64 framesIn(double seconds, int rate)
@@ -332,7 +323,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
     void upstreamAnswered(const AudioUpstreamAnswer &a)
     {
         if (!a.ok())
-            return upstreamFailed(ctx, a);
+            return respondUpstreamFailure(ctx, a);
         if (!AudioUpstream::transcriptLooksValid(req.format, a.body)) {
             ctx->respondRaw(502, "application/json",
                             ErrorEnvelope::body(
@@ -510,7 +501,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                                   if (self->cancel->load())
                                       return gone(self->ctx);
                                   if (!a.ok())
-                                      return upstreamFailed(self->ctx, a);
+                                      return respondUpstreamFailure(self->ctx, a);
                                   self->convert(a.body);
                               });
     }

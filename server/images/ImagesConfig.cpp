@@ -49,32 +49,21 @@ UrlPolicy policyFrom(UrlPolicy base, const QJsonObject &settings, bool httpAllow
 
 void parseProviders(ImagesConfig &c, const QJsonObject &section)
 {
-    const QJsonObject po = objectField(section, "providers", {});
-    for (auto it = po.begin(); it != po.end(); ++it) {
-        const QString where = QStringLiteral("providers.%1").arg(it.key());
-        if (!it.value().isObject())
-            fail(where + QStringLiteral(" must be an object"));
-        const QJsonObject o = it.value().toObject();
-        ImageProvider p;
-        if (const ImageProvider *existing = c.provider(it.key()))
-            p = *existing;
-        p.name = it.key();
-        p.type = o.value("type").toString(p.type);
-        if (p.type != u"openai")
-            fail(where + QStringLiteral(".type must be openai, not '%1'").arg(p.type));
-        p.responseFormat = o.value("response_format").toString(p.responseFormat);
-        if (p.responseFormat != u"b64_json" && p.responseFormat != u"url")
-            fail(where + QStringLiteral(".response_format must be b64_json or url"));
-        UpstreamProvider::parseShared(p, o, QStringLiteral("images.") + where);
-        bool replaced = false;
-        for (ImageProvider &e : c.providers)
-            if (e.name == p.name) {
-                e = p;
-                replaced = true;
-            }
-        if (!replaced)
-            c.providers.append(p);
-    }
+    applyProviderSection(
+        c.providers, section, QStringLiteral("images"), [] { return ImageProvider(); },
+        [](ImageProvider &p, const QJsonObject &o, const QString &where) {
+            p.type = o.value("type").toString(p.type);
+            if (p.type != u"openai")
+                throw std::runtime_error(QStringLiteral("config: %1.type must be openai, not '%2'")
+                                             .arg(where, p.type)
+                                             .toStdString());
+            p.responseFormat = o.value("response_format").toString(p.responseFormat);
+            if (p.responseFormat != u"b64_json" && p.responseFormat != u"url")
+                throw std::runtime_error(
+                    QStringLiteral("config: %1.response_format must be b64_json or url")
+                        .arg(where)
+                        .toStdString());
+        });
 }
 
 void parseModels(ImagesConfig &c, const QJsonObject &section)
@@ -159,15 +148,7 @@ qint64 WebhookSettings::backoffAfter(int attempt) const
 
 QString ImageProvider::unusableReason() const
 {
-    if (baseUrl.isEmpty())
-        return QStringLiteral("The image provider '%1' has no base URL: set "
-                              "images.providers.%1.base_url in the config file.")
-            .arg(name);
-    if (allKeys().isEmpty())
-        return QStringLiteral("The image provider '%1' has no API key: set "
-                              "images.providers.%1.keys (or keys_env) in the config file.")
-            .arg(name);
-    return {};
+    return missingSetting(QStringLiteral("images"), QStringLiteral("image"));
 }
 
 ImagesConfig ImagesConfig::defaults()
@@ -225,10 +206,7 @@ ImagesConfig ImagesConfig::fromJson(const QJsonObject &section)
 
 const ImageProvider *ImagesConfig::provider(const QString &name) const
 {
-    for (const ImageProvider &p : providers)
-        if (p.name == name)
-            return &p;
-    return nullptr;
+    return findProvider(providers, name);
 }
 
 const ImageModel *ImagesConfig::model(const QString &id) const

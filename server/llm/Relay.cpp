@@ -1,8 +1,8 @@
 #include "Relay.h"
 
 #include "ChatOverMessages.h"
-#include "JsonScan.h"
 #include "ModelCatalog.h"
+#include "upstream/JsonScan.h"
 
 #include <cstring>
 #include <functional>

@@ -130,3 +130,17 @@ void KeyRotation::rest(const UpstreamProvider &provider, const QString &key)
     QMutexLocker lock(&m_mutex);
     m_states[provider.name].restedUntilMs.insert(key, nowMs() + provider.restMs);
 }
+
+QString UpstreamProvider::missingSetting(const QString &family, const QString &what,
+                                         bool keyRequired) const
+{
+    if (baseUrl.isEmpty())
+        return QStringLiteral("The %1 provider '%2' has no base URL: set %3.providers.%2.base_url "
+                              "in the config file.")
+            .arg(what, name, family);
+    if (keyRequired && allKeys().isEmpty())
+        return QStringLiteral("The %1 provider '%2' has no API key: set %3.providers.%2.keys (or "
+                              "keys_env) in the config file.")
+            .arg(what, name, family);
+    return {};
+}

@@ -2,10 +2,12 @@
 
 #include <QHash>
 #include <QJsonObject>
+#include <QList>
 #include <QMutex>
 #include <QSet>
 #include <QString>
 #include <QStringList>
+#include <stdexcept>
 
 // What every upstream provider has, whatever it serves (text, audio, images): where it is, the
 // keys used in rotation, and the timeouts. Families extend it with their own fields (the text
@@ -23,6 +25,11 @@ struct UpstreamProvider
     int totalTimeoutMs = 600'000; // whole call
     int restMs = 30'000;          // how long a failing key sits out
 
+    // Empty when the provider has a base URL and (when keyRequired) a key; else a message that
+    // names the setting: "The <what> provider 'x' has no API key: set
+    // <family>.providers.x.keys (or keys_env) in the config file."
+    QString missingSetting(const QString &family, const QString &what,
+                           bool keyRequired = true) const;
     // Every key to use: the file's, then the environment's.
     QStringList allKeys() const { return keys + envKeys; }
     // Upstream keys shown after entry: at most the first and last 4 characters, fewer for
@@ -60,3 +67,43 @@ private:
     QMutex m_mutex;
     QHash<QString, State> m_states;
 };
+
+// The provider of that name in a family's list, or null.
+template <class P> const P *findProvider(const QList<P> &providers, const QString &name)
+{
+    for (const P &p : providers)
+        if (p.name == name)
+            return &p;
+    return nullptr;
+}
+
+// Applies a config section's "providers" object ({name: {...}}) to a family's list: each entry
+// updates the provider of its name, or a new one made by fresh(), through
+// apply(provider, object, where) (where: "<family>.providers.<name>"), after which the shared
+// fields are read (parseShared). Errors throw std::runtime_error("config: <where>...").
+template <class P, class Fresh, class Apply>
+void applyProviderSection(QList<P> &providers, const QJsonObject &section, const QString &family,
+                          Fresh fresh, Apply apply)
+{
+    const auto fail = [](const QString &message) {
+        throw std::runtime_error(("config: " + message).toStdString());
+    };
+    const QJsonValue value = section.value(QLatin1String("providers"));
+    if (!value.isUndefined() && !value.isObject())
+        fail(family + QStringLiteral(".providers must be an object of name: provider"));
+    const QJsonObject all = value.toObject();
+    for (auto it = all.begin(); it != all.end(); ++it) {
+        const QString where = QStringLiteral("%1.providers.%2").arg(family, it.key());
+        if (!it.value().isObject())
+            fail(where + QStringLiteral(" must be an object"));
+        const P *existing = findProvider(providers, it.key());
+        P p = existing ? *existing : fresh();
+        p.name = it.key();
+        apply(p, it.value().toObject(), where);
+        UpstreamProvider::parseShared(p, it.value().toObject(), where);
+        if (existing)
+            providers[existing - providers.constData()] = p;
+        else
+            providers.append(p);
+    }
+}

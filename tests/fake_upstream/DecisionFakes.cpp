@@ -54,6 +54,9 @@ Invalid emptyString(const QString &param)
             param.toUtf8(), "empty_string"};
 }
 
+// The contract's criteria: a choice's is an object of option id -> description (a string or
+// null), at least 2 options; a score's an ordered array of at least 2 distinct descriptions,
+// the legend; a noul's is optional (true and false descriptions) and not used.
 std::optional<Invalid> parseCriteria(const QJsonValue &value, const QString &param, Type type,
                                      QStringList *out)
 {
@@ -61,6 +64,30 @@ std::optional<Invalid> parseCriteria(const QJsonValue &value, const QString &par
         if (type == Type::Noul)
             return std::nullopt;
         return missing(param);
+    }
+    if (type == Type::Noul)
+        return value.isObject()
+                   ? std::nullopt
+                   : std::optional<Invalid>(badType(param, QStringLiteral("an object"), value));
+    if (type == Type::Choice) {
+        if (!value.isObject())
+            return badType(param, QStringLiteral("an object of option descriptions"), value);
+        const QJsonObject options = value.toObject();
+        if (options.size() < 2)
+            return Invalid{QStringLiteral("Invalid '%1': expected at least 2 options, but got "
+                                          "%2 instead.")
+                               .arg(param)
+                               .arg(options.size()),
+                           param.toUtf8(), "invalid_value"};
+        for (auto it = options.begin(); it != options.end(); ++it) {
+            const QString itemParam = param + u'.' + it.key();
+            if (it.key().isEmpty())
+                return emptyString(itemParam);
+            if (!it.value().isString() && !it.value().isNull())
+                return badType(itemParam, QStringLiteral("a string or null"), it.value());
+            out->append(it.key());
+        }
+        return std::nullopt;
     }
     if (!value.isArray())
         return badType(param, QStringLiteral("an array of strings"), value);

@@ -419,7 +419,9 @@ QJsonObject decisionQuestions()
     return {{"holds", QJsonObject{{"type", "noul"}, {"instructions", "Is the user satisfied?"}}},
             {"pick", QJsonObject{{"type", "choice"},
                                  {"instructions", "Which team handles it?"},
-                                 {"criteria", QJsonArray{"billing", "support", "sales"}}}},
+                                 {"criteria", QJsonObject{{"billing", "Invoices and refunds"},
+                                                          {"support", "Something is broken"},
+                                                          {"sales", QJsonValue()}}}}},
             {"rate", QJsonObject{{"type", "score"},
                                  {"instructions", "How urgent is it?"},
                                  {"criteria", QJsonArray{"none", "low", "high", "critical"}}}}};
@@ -1683,9 +1685,30 @@ private slots:
             << "invalid_type"
             << "Invalid type for 'questions.q.criteria': expected an array of strings, but got "
                "an object instead.";
+        QTest::newRow("choice criteria array")
+            << with("q",
+                    {{"type", "choice"}, {"instructions", "?"}, {"criteria", QJsonArray{"a", "b"}}})
+            << "questions.q.criteria"
+            << "invalid_type"
+            << "Invalid type for 'questions.q.criteria': expected an object of option "
+               "descriptions, but got an array instead.";
+        QTest::newRow("choice one option")
+            << with("q", {{"type", "choice"},
+                          {"instructions", "?"},
+                          {"criteria", QJsonObject{{"only", "x"}}}})
+            << "questions.q.criteria"
+            << "invalid_value"
+            << "Invalid 'questions.q.criteria': expected at least 2 options, but got 1 instead.";
+        QTest::newRow("choice option number")
+            << with("q", {{"type", "choice"},
+                          {"instructions", "?"},
+                          {"criteria", QJsonObject{{"a", "x"}, {"b", 2}}}})
+            << "questions.q.criteria.b"
+            << "invalid_type"
+            << "Invalid type for 'questions.q.criteria.b': expected a string or null";
         QTest::newRow("criteria too short")
             << with("q",
-                    {{"type", "choice"}, {"instructions", "?"}, {"criteria", QJsonArray{"only"}}})
+                    {{"type", "score"}, {"instructions", "?"}, {"criteria", QJsonArray{"only"}}})
             << "questions.q.criteria"
             << "array_below_min_length"
             << "Invalid 'questions.q.criteria': array too short.";
@@ -1697,7 +1720,7 @@ private slots:
             << "Invalid type for 'questions.q.criteria[1]': expected a string";
         QTest::newRow("criteria duplicate")
             << with("q",
-                    {{"type", "choice"}, {"instructions", "?"}, {"criteria", QJsonArray{"a", "a"}}})
+                    {{"type", "score"}, {"instructions", "?"}, {"criteria", QJsonArray{"a", "a"}}})
             << "questions.q.criteria[1]"
             << "invalid_value"
             << "Invalid 'questions.q.criteria[1]': duplicate value 'a'.";

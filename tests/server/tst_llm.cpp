@@ -4,11 +4,11 @@
 
 #include "llm/ChatOverMessages.h"
 #include "llm/GatewayConfig.h"
-#include "llm/JsonScan.h"
 #include "llm/ModelCatalog.h"
 #include "llm/ProviderRegistry.h"
 #include "llm/Relay.h"
 #include "llm/SseParser.h"
+#include "upstream/JsonScan.h"
 
 #include <limits>
 #include <QFile>

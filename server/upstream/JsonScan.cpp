@@ -1,4 +1,4 @@
-#include "JsonScan.h"
+#include "upstream/JsonScan.h"
 
 namespace JsonScan {
 

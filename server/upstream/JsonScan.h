@@ -20,7 +20,8 @@ struct Span
 // Returns an empty span if the text is not an object, the path is missing or the JSON is broken.
 Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path);
 
-// Replaces a string value at the path with `value` (raw text, JSON-escaped by the caller).
+// Replaces a string value at the path with `value`: the new value's JSON text, quotes included
+// (quote() makes it).
 // Returns false (leaving json untouched) when there is no string there.
 bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
                    QByteArrayView value);

@@ -1,0 +1,224 @@
+#include "DecisionsConfig.h"
+
+#include "Money.h"
+
+#include <stdexcept>
+
+namespace {
+
+[[noreturn]] void fail(const QString &message)
+{
+    throw std::runtime_error(("config: decisions." + message).toStdString());
+}
+
+const QString kGatewayPrefix = QStringLiteral("gateway/");
+
+qint64 price(const QJsonObject &o, const char *field, qint64 fallback, const QString &where)
+{
+    const QJsonValue v = o.value(QLatin1String(field));
+    if (v.isUndefined())
+        return fallback;
+    const auto units = Money::parseCredits(v.toString());
+    if (!v.isString() || !units || *units < 0)
+        fail(QStringLiteral("%1.%2 must be a decimal string of credits per 1M tokens, e.g. "
+                            "\"0.50\"")
+                 .arg(where, QLatin1String(field)));
+    return *units;
+}
+
+int bound(const QJsonObject &o, const char *field, int fallback, int hi)
+{
+    const QJsonValue v = o.value(QLatin1String(field));
+    if (v.isUndefined())
+        return fallback;
+    const int n = v.toInt(-1);
+    if (!v.isDouble() || n < 1 || n > hi || double(n) != v.toDouble())
+        fail(QStringLiteral("bounds.%1 must be a whole number from 1 to %2")
+                 .arg(QLatin1String(field))
+                 .arg(hi));
+    return n;
+}
+
+} // namespace
+
+QString DecisionProvider::unusableReason() const
+{
+    return missingSetting(QStringLiteral("decisions"), QStringLiteral("decisions"));
+}
+
+DecisionsConfig DecisionsConfig::defaults()
+{
+    DecisionsConfig c;
+    DecisionProvider p;
+    p.name = QStringLiteral("openrouter");
+    p.baseUrl = QStringLiteral("https://openrouter.ai/api/v1");
+    p.totalTimeoutMs = kTimeoutMs;
+    c.providers = {p};
+    // Fallback prices (credits per 1M tokens), used only when the upstream reports no cost.
+    const qint64 in = 1'000'000'000;  // 1.00
+    const qint64 out = 4'000'000'000; // 4.00
+    c.models = {
+        {QStringLiteral("~vendorD/evaluator-latest"), p.name,
+         QStringLiteral("~vendorD/evaluator-latest"), QStringLiteral("vendorD"), in, out},
+        {QStringLiteral("vendorD/evaluator-1.13"), p.name, QStringLiteral("vendorD/evaluator-1.13"),
+         QStringLiteral("vendorD"), in, out},
+    };
+    return c;
+}
+
+DecisionsConfig DecisionsConfig::fromJson(const QJsonObject &section)
+{
+    DecisionsConfig c = defaults();
+    applyProviderSection(
+        c.providers, section, QStringLiteral("decisions"),
+        [] {
+            DecisionProvider p;
+            p.totalTimeoutMs = kTimeoutMs; // the contract's upstream timeout
+            return p;
+        },
+        [](DecisionProvider &p, const QJsonObject &o, const QString &where) {
+            if (o.value("type").toString(QStringLiteral("decisions")) != u"decisions")
+                fail(where.mid(10) + QStringLiteral(".type must be decisions"));
+            p.path = o.value("path").toString(p.path);
+            if (!p.path.startsWith(u'/') || p.path.contains(u'?') || p.path.contains(u' '))
+                fail(where.mid(10) + QStringLiteral(".path must be a path starting with /"));
+        });
+    const QJsonValue models = section.value("models");
+    if (!models.isUndefined() && !models.isArray())
+        fail(QStringLiteral("models must be an array of model entries"));
+    const QJsonArray ma = models.toArray();
+    for (qsizetype i = 0; i < ma.size(); ++i) {
+        const QString where = QStringLiteral("models[%1]").arg(i);
+        const QJsonObject o = ma.at(i).toObject();
+        DecisionModel m;
+        m.id = o.value("id").toString();
+        if (m.id.isEmpty() || m.id.startsWith(kGatewayPrefix))
+            fail(where + QStringLiteral(".id is required and does not start with gateway/"));
+        if (const DecisionModel *existing = c.model(m.id))
+            m = *existing;
+        m.provider = o.value("provider").toString(m.provider);
+        if (!c.provider(m.provider))
+            fail(where + QStringLiteral(".provider names no provider ('%1')").arg(m.provider));
+        m.upstreamModel =
+            o.value("upstream_model").toString(m.upstreamModel.isEmpty() ? m.id : m.upstreamModel);
+        m.ownedBy = o.value("owned_by").toString(m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
+        m.inputPrice = price(o, "input_per_1m", m.inputPrice, where);
+        m.outputPrice = price(o, "output_per_1m", m.outputPrice, where);
+        bool replaced = false;
+        for (DecisionModel &e : c.models)
+            if (e.id == m.id) {
+                e = m;
+                replaced = true;
+            }
+        if (!replaced)
+            c.models.append(m);
+    }
+    const QJsonValue b = section.value("bounds");
+    if (!b.isUndefined() && !b.isObject())
+        fail(QStringLiteral("bounds must be an object"));
+    const QJsonObject bo = b.toObject();
+    c.bounds.maxQuestions = bound(bo, "max_questions", c.bounds.maxQuestions, 1'000);
+    c.bounds.maxOptions = bound(bo, "max_options", c.bounds.maxOptions, 1'000);
+    c.bounds.maxInstructionsChars =
+        bound(bo, "max_instructions_chars", c.bounds.maxInstructionsChars, 1'000'000);
+    c.bounds.maxDescriptionChars =
+        bound(bo, "max_description_chars", c.bounds.maxDescriptionChars, 1'000'000);
+    return c;
+}
+
+const DecisionProvider *DecisionsConfig::provider(const QString &name) const
+{
+    return findProvider(providers, name);
+}
+
+const DecisionModel *DecisionsConfig::model(const QString &id) const
+{
+    const QString bare = id.startsWith(kGatewayPrefix) ? id.mid(kGatewayPrefix.size()) : id;
+    for (const DecisionModel &m : models)
+        if (m.id == bare)
+            return &m;
+    return nullptr;
+}
+
+QJsonArray DecisionsConfig::modelsJson() const
+{
+    QJsonArray out;
+    for (const DecisionModel &m : models)
+        for (const QString &id : {m.id, kGatewayPrefix + m.id})
+            out.append(QJsonObject{
+                {"id", id},
+                {"object", "model"},
+                {"created", 0},
+                {"owned_by", m.ownedBy},
+                {"endpoints", QJsonArray{"decisions"}},
+                {"pricing", QJsonObject{{"input", Money::formatCredits(m.inputPrice)},
+                                        {"output", Money::formatCredits(m.outputPrice)},
+                                        {"unit", "per 1M tokens, when the upstream reports no "
+                                                 "cost"}}}});
+    return out;
+}
+
+std::optional<qint64> DecisionsConfig::costUnits(QByteArrayView text)
+{
+    // digits[.digits][e[+-]digits], non-negative; value * 1e9 rounded up, in 128 bits.
+    qsizetype i = 0;
+    __int128 mantissa = 0;
+    int fraction = 0;
+    int digits = 0;
+    bool point = false;
+    for (; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c >= '0' && c <= '9') {
+            if (++digits > 30)
+                return std::nullopt;
+            mantissa = mantissa * 10 + (c - '0');
+            if (point)
+                ++fraction;
+        } else if (c == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (digits == 0)
+        return std::nullopt;
+    int exponent = 0;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        bool negative = false;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-'))
+            negative = text[i++] == '-';
+        int e = 0;
+        qsizetype start = i;
+        for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && e < 1000; ++i)
+            e = e * 10 + (text[i] - '0');
+        if (i == start)
+            return std::nullopt;
+        exponent = negative ? -e : e;
+    }
+    if (i != text.size())
+        return std::nullopt;
+    const int scale = 9 + exponent - fraction; // units = mantissa * 10^scale
+    if (scale >= 0) {
+        __int128 v = mantissa;
+        for (int k = 0; k < scale; ++k) {
+            v *= 10;
+            if (v > std::numeric_limits<qint64>::max())
+                return std::nullopt;
+        }
+        return qint64(v);
+    }
+    __int128 divisor = 1;
+    for (int k = 0; k < -scale; ++k) {
+        divisor *= 10;
+        if (divisor > mantissa) // the rest only shrinks the value below one unit
+            return mantissa > 0 ? std::optional<qint64>(1) : std::optional<qint64>(0);
+    }
+    return qint64((mantissa + divisor - 1) / divisor);
+}
+
+qint64 DecisionsConfig::tokenCost(qint64 input, qint64 output, const DecisionModel &m)
+{
+    const __int128 total = __int128(input) * m.inputPrice + __int128(output) * m.outputPrice;
+    return qint64((total + 999'999) / 1'000'000);
+}

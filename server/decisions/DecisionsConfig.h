@@ -1,0 +1,62 @@
+#pragma once
+
+#include "DecisionRequest.h"
+#include "upstream/UpstreamProvider.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+// An OpenRouter-style decisions upstream: POST {base_url}{path} with the client's body (the
+// model replaced by the upstream's name), answering {answers, usage, ...}.
+struct DecisionProvider : UpstreamProvider
+{
+    QString path = QStringLiteral("/decisions");
+    // Empty when the provider can serve; else what to configure.
+    QString unusableReason() const;
+};
+
+struct DecisionModel
+{
+    QString id;
+    QString provider;
+    QString upstreamModel;
+    QString ownedBy;
+    qint64 inputPrice = 0;  // credit units per 1M input tokens, when the upstream reports no cost
+    qint64 outputPrice = 0; // per 1M output tokens
+};
+
+// The "decisions" section of the config file (server/decisions/README.md). Every field is
+// optional:
+//   providers  {name: {type: decisions, base_url, path, keys, keys_env, timeouts, key_rest_ms}};
+//              `openrouter` (https://openrouter.ai/api/v1, /decisions, no key) exists unless
+//              replaced; the total timeout is 60 s unless timeouts.total_ms says otherwise;
+//   models     [{id, provider, upstream_model, owned_by, input_per_1m, output_per_1m}], added to
+//              or replacing ~vendorD/evaluator-latest and vendorD/evaluator-1.13 by id;
+//   bounds     {max_questions, max_options, max_instructions_chars, max_description_chars}.
+// Every model is also served as "gateway/<id>" (the prefix removed before the upstream call).
+struct DecisionsConfig
+{
+    QList<DecisionProvider> providers;
+    QList<DecisionModel> models;
+    DecisionBounds bounds;
+
+    static constexpr int kTimeoutMs = 60'000;
+    static DecisionsConfig defaults();
+    // Parses the section on top of defaults(); throws std::runtime_error("config:
+    // decisions.<field> ...").
+    static DecisionsConfig fromJson(const QJsonObject &section);
+
+    const DecisionProvider *provider(const QString &name) const;
+    // The model of a request's id, with or without the gateway/ prefix.
+    const DecisionModel *model(const QString &id) const;
+    // The GET /v1/models items: every model and its gateway/ alias.
+    QJsonArray modelsJson() const;
+
+    // Exact credit units of a cost the upstream reports as a JSON number in USD (1 credit =
+    // 1 USD), rounded up once; nullopt for text that is not a non-negative number.
+    static std::optional<qint64> costUnits(QByteArrayView number);
+    // ceil((input * inputPrice + output * outputPrice) / 1M), one rounding.
+    static qint64 tokenCost(qint64 input, qint64 output, const DecisionModel &model);
+};

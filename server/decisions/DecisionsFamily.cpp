@@ -1,0 +1,131 @@
+#include "DecisionsFamily.h"
+
+#include "RequestContext.h"
+#include "upstream/JsonScan.h"
+#include "upstream/ProviderPost.h"
+#include "upstream/UpstreamClient.h"
+#include "UpstreamReply.h"
+
+#include <QJsonDocument>
+#include <QPointer>
+
+namespace {
+
+// An answer larger than this is not a decision.
+constexpr qsizetype kMaxAnswerBytes = 16 * 1024 * 1024;
+
+void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &ctx)
+{
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return;
+    const DecisionsConfig &config = family.config();
+    DecisionError error;
+    const auto req = DecisionRequests::validate(*body, config.bounds, &error);
+    if (!req)
+        return ctx->respondError(400, error.message, QStringLiteral("invalid_request_error"),
+                                 error.path);
+    const DecisionModel *model = config.model(req->model);
+    if (!model) {
+        QStringList ids;
+        for (const DecisionModel &m : config.models)
+            ids.append(m.id);
+        return ctx->respondError(400,
+                                 QStringLiteral("The model '%1' is not a decisions model (%2, "
+                                                "each also with the prefix gateway/).")
+                                     .arg(req->model, ids.join(u", ")),
+                                 QStringLiteral("invalid_request_error"), QStringLiteral("model"),
+                                 QStringLiteral("model_not_found"));
+    }
+    const DecisionProvider *provider = config.provider(model->provider);
+    if (const QString why = provider->unusableReason(); !why.isEmpty())
+        return ctx->respondError(503, why, QStringLiteral("server_error"), {},
+                                 QStringLiteral("provider_unavailable"));
+    // The client's bytes with only the model replaced (and the gateway/ prefix gone).
+    QByteArray upstreamBody = ctx->request().body;
+    JsonScan::replaceString(upstreamBody, {"model"},
+                            JsonScan::quote(model->upstreamModel.toUtf8()));
+    // Held until the answer: the request's size in tokens at the input price, and a short
+    // answer per question at the output price (the actual cost may differ; see README).
+    const qint64 estimate = qMax<qint64>(
+        1, DecisionsConfig::tokenCost(upstreamBody.size() / 4 + 1, 64LL * req->questions, *model));
+    ctx->usage().model = req->model;
+    ctx->reserve(estimate, [&family, client, ctx, provider = *provider, model = *model,
+                            upstreamBody] {
+        ProviderPost::Request post;
+        post.url = provider.baseUrl.toUtf8() + provider.path.toUtf8();
+        post.contentType = "application/json";
+        post.body = upstreamBody;
+        post.configPath = QStringLiteral("decisions.providers");
+        post.maxAnswerBytes = kMaxAnswerBytes;
+        ProviderPost::start(
+            *client, family.keys(), provider, std::move(post),
+            [ctx, model](const UpstreamAnswer &a) {
+                if (ctx->clientGone()) // nothing delivered: nothing billed
+                    return ctx->respondError(499,
+                                             QStringLiteral("The client closed the connection."));
+                if (!a.ok())
+                    return respondUpstreamFailure(ctx, a);
+                const QJsonObject answer = QJsonDocument::fromJson(a.body).object();
+                if (answer.isEmpty())
+                    return ctx->respondError(502,
+                                             QStringLiteral("The decisions provider sent an answer "
+                                                            "that is not a JSON object."),
+                                             QStringLiteral("upstream_error"), {},
+                                             QStringLiteral("upstream_invalid_answer"));
+                const QJsonObject usage = answer.value("usage").toObject();
+                UsageRecord &u = ctx->usage();
+                u.inputTokens = usage.value("input_tokens").toInteger();
+                u.outputTokens = usage.value("output_tokens").toInteger();
+                const JsonScan::Span cost = JsonScan::find(a.body, {"usage", "cost"});
+                const auto reported =
+                    cost.found() ? DecisionsConfig::costUnits(QByteArrayView(
+                                       a.body.constData() + cost.begin, cost.end - cost.begin))
+                                 : std::nullopt;
+                u.cost = reported
+                             ? *reported
+                             : DecisionsConfig::tokenCost(u.inputTokens, u.outputTokens, model);
+                u.estimated = !reported;
+                ctx->respondRaw(
+                    200, a.contentType.isEmpty() ? QByteArray("application/json") : a.contentType,
+                    a.body);
+            });
+    });
+}
+
+} // namespace
+
+DecisionsFamily::DecisionsFamily() : m_config(DecisionsConfig::defaults()) {}
+
+void DecisionsFamily::configure(const QJsonObject &section, const ServerSettings &)
+{
+    m_config = DecisionsConfig::fromJson(section);
+}
+
+QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
+{
+    auto *client = new UpstreamClient(scope.parent);
+    QList<RouteSpec> routes;
+    for (const char *path : {"/v1/decisions", "/api/alpha/decisions"}) {
+        RouteSpec r;
+        r.method = "POST";
+        r.pattern = QLatin1String(path);
+        r.family = QStringLiteral("decisions");
+        r.auth = AuthMode::ApiKey;
+        r.bucket = QStringLiteral("chat"); // shared with chat completions (spec 4.4)
+        r.bodyLimit = 1024 * 1024;
+        r.handler = [this, client](const ContextPtr &ctx) { decide(*this, client, ctx); };
+        routes.append(std::move(r));
+    }
+    return routes;
+}
+
+QJsonArray DecisionsFamily::models() const
+{
+    return m_config.modelsJson();
+}
+
+std::unique_ptr<ServiceFamily> makeFamily_decisions()
+{
+    return std::make_unique<DecisionsFamily>();
+}

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "DecisionsConfig.h"
+#include "ServiceFamily.h"
+
+// Typed decisions (spec 4.4) as a service family; server/decisions/README.md has the shapes,
+// the validation, the configuration and the billing.
+//   config   the "decisions" section (DecisionsConfig.h): providers, models, prices, bounds;
+//   routes   POST /v1/decisions and its alias POST /api/alpha/decisions: one handler, the API
+//            key, the chat rate-limit bucket (shared with chat completions), one billing;
+//   models   ~vendorD/evaluator-latest and vendorD/evaluator-1.13, each also as gateway/<id>.
+// The request is checked (DecisionRequest.h), credit is reserved, and the client's body goes
+// upstream with only `model` replaced; the upstream's answer comes back byte for byte, billed
+// from its usage.cost (1 credit = 1 USD), else from its tokens and the model's prices.
+class DecisionsFamily : public ServiceFamily
+{
+public:
+    DecisionsFamily();
+
+    QString name() const override { return QStringLiteral("decisions"); }
+    void configure(const QJsonObject &section, const ServerSettings &server) override;
+    QList<RouteSpec> routes(const ServerScope &scope) override;
+    QJsonArray models() const override;
+
+    const DecisionsConfig &config() const { return m_config; }
+    // The providers' keys in rotation, shared by every server of the family.
+    KeyRotation &keys() { return m_keys; }
+
+private:
+    DecisionsConfig m_config;
+    KeyRotation m_keys;
+};

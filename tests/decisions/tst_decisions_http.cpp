@@ -1,0 +1,266 @@
+// The decisions routes over HTTP against the fake upstream's OpenRouter-style decisions API
+// (tests/fake_upstream): both paths on one handler and one rate-limit bucket shared with chat,
+// the upstream's answer passed through, the model's gateway/ prefix removed, billing exact from
+// usage.cost or from tokens and prices, the errors mapped and never billed, 402 and 503.
+
+#include "DecisionsConfig.h"
+#include "FakeUpstreamProcess.h"
+#include "ServerFixture.h"
+#include "upstream/JsonScan.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSqlQuery>
+#include <QTest>
+
+namespace {
+
+const QByteArray kUpstreamKey = "sk-decisions-upstream-SECRET-0123456789";
+
+void backends()
+{
+    QTest::addColumn<QString>("backend");
+    QTest::newRow("sqlite") << QStringLiteral("sqlite");
+    QTest::newRow("postgres") << QStringLiteral("postgres");
+}
+
+ServerSettings settingsFor(const FakeUpstreamProcess &fake, int totalMs = 20000,
+                           int chatPerMinute = 600)
+{
+    ServerSettings s = ServerSettings::defaults();
+    s.tiers[QStringLiteral("default")].perMinute[QStringLiteral("chat")] = chatPerMinute;
+    s.familySections.insert(
+        "decisions",
+        QJsonObject{
+            {"providers",
+             QJsonObject{
+                 {"openrouter", QJsonObject{{"base_url", fake.base("/api/v1")},
+                                            {"keys", QJsonArray{QString::fromLatin1(kUpstreamKey)}},
+                                            {"timeouts", QJsonObject{{"total_ms", totalMs}}}}}}},
+            {"models", QJsonArray{QJsonObject{{"id", "vendorD/evaluator-1.13"},
+                                              {"upstream_model", "vendord/evaluator-1.13-up"},
+                                              {"input_per_1m", "1.0"},
+                                              {"output_per_1m", "4.0"}}}}});
+    return s;
+}
+
+QJsonObject request(const QString &model, const QString &state)
+{
+    return {{"model", model},
+            {"state", state},
+            {"questions",
+             QJsonObject{{"polite", QJsonObject{{"type", "noul"}, {"instructions", "Polite?"}}},
+                         {"tone", QJsonObject{{"type", "choice"},
+                                              {"instructions", "Tone?"},
+                                              {"criteria", QJsonObject{{"warm", "warm"},
+                                                                       {"cold", QJsonValue()}}}}},
+                         {"quality", QJsonObject{{"type", "score"},
+                                                 {"instructions", "Quality"},
+                                                 {"criteria", QJsonArray{"bad", "ok", "good"}}}}}}};
+}
+
+HttpReply post(ServerFixture &f, const QByteArray &path, const QJsonObject &body,
+               const QByteArray &key)
+{
+    return f.client().postJson(path, QJsonDocument(body).toJson(QJsonDocument::Compact), key);
+}
+
+qint64 balance(ServerFixture &f)
+{
+    return f.store().balance(f.store().defaultAccountId());
+}
+
+// What the answer's usage.cost says, in units, read from its own text.
+qint64 reportedCost(const QByteArray &answer)
+{
+    const JsonScan::Span s = JsonScan::find(answer, {"usage", "cost"});
+    if (!s.found())
+        return -1;
+    return DecisionsConfig::costUnits(QByteArrayView(answer.constData() + s.begin, s.end - s.begin))
+        .value_or(-1);
+}
+
+} // namespace
+
+class TestDecisionsHttp : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void decided_data() { backends(); }
+    void decided()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        const qint64 before = balance(f);
+        const HttpReply r = post(f, "/v1/decisions",
+                                 request("gateway/vendorD/evaluator-1.13", "Thanks a lot!"), key);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const QJsonObject body = r.json();
+        const QJsonObject answers = body.value("answers").toObject();
+        QCOMPARE(answers.keys(), (QStringList{"polite", "quality", "tone"}));
+        // The upstream saw its own model name, without the gateway/ prefix.
+        QVERIFY2(body.value("model").toString().startsWith("vendord/evaluator-1.13-up"),
+                 r.body.constData());
+        const qint64 cost = reportedCost(r.body);
+        QVERIFY2(cost > 0, r.body.constData());
+        QCOMPARE(before - balance(f), cost);
+        QSqlQuery q(f.store().database());
+        QVERIFY(q.exec("SELECT model, input_tokens, output_tokens, cost, estimated FROM "
+                       "usage_records WHERE cost > 0"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toString(), QStringLiteral("gateway/vendorD/evaluator-1.13"));
+        const QJsonObject usage = body.value("usage").toObject();
+        QCOMPARE(q.value(1).toLongLong(), usage.value("input_tokens").toInteger());
+        QCOMPARE(q.value(2).toLongLong(), usage.value("output_tokens").toInteger());
+        QCOMPARE(q.value(3).toLongLong(), cost);
+        QCOMPARE(q.value(4).toInt(), 0);
+        QVERIFY(!q.next());
+    }
+
+    void tokensWhenNoCost()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        const qint64 before = balance(f);
+        const HttpReply r = post(f, "/api/alpha/decisions",
+                                 request("vendorD/evaluator-1.13", "ok [fake cost=none]"), key);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(reportedCost(r.body), -1);
+        const QJsonObject usage = r.json().value("usage").toObject();
+        DecisionModel m;
+        m.inputPrice = 1000000000;
+        m.outputPrice = 4000000000;
+        const qint64 expected = DecisionsConfig::tokenCost(
+            usage.value("input_tokens").toInteger(), usage.value("output_tokens").toInteger(), m);
+        QVERIFY(expected > 0);
+        QCOMPARE(before - balance(f), expected);
+    }
+
+    void aliasSharesTheChatBucket()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake, 20000, 2));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        QCOMPARE(post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "a"), key).status, 200);
+        QCOMPARE(
+            post(f, "/api/alpha/decisions", request("vendorD/evaluator-1.13", "b"), key).status,
+            200);
+        QCOMPARE(
+            post(f, "/api/alpha/decisions", request("vendorD/evaluator-1.13", "c"), key).status,
+            429);
+        QCOMPARE(post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "d"), key).status, 429);
+    }
+
+    void refusedBeforeUpstream()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        QJsonObject bad = request("vendorD/evaluator-1.13", "x");
+        QJsonObject qs = bad.value("questions").toObject();
+        qs.insert("q1", QJsonObject{{"type", "score"}, {"instructions", "x"}, {"criteria", "no"}});
+        bad.insert("questions", qs);
+        HttpReply r = post(f, "/v1/decisions", bad, key);
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                 QStringLiteral("questions.q1.criteria"));
+        r = post(f, "/v1/decisions", request("vendorX/judge", "x"), key);
+        QCOMPARE(r.status, 400);
+        QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                 QStringLiteral("model"));
+        QCOMPARE(
+            post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), "sk-wrong").status,
+            401);
+        HttpClient stats(fake.port());
+        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+        QCOMPARE(balance(f), 1000000000);
+    }
+
+    void insufficientCredits()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        const HttpReply r = post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), key);
+        QCOMPARE(r.status, 402);
+        HttpClient stats(fake.port());
+        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+    }
+
+    void unconfigured()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        const HttpReply r =
+            post(f, "/v1/decisions", request("~vendorD/evaluator-latest", "x"), key);
+        QCOMPARE(r.status, 503);
+        QVERIFY2(r.errorMessage().contains("decisions.providers.openrouter.keys"),
+                 qPrintable(r.errorMessage()));
+        QCOMPARE(balance(f), 1000000000);
+    }
+
+    void upstreamFailures_data()
+    {
+        QTest::addColumn<QString>("directive");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("code");
+        QTest::newRow("429") << "[fake fault=429]" << 429 << "upstream_rate_limited";
+        QTest::newRow("500") << "[fake fault=500]" << 502 << "upstream_failed";
+        QTest::newRow("timeout") << "[fake delay-ms=4000]" << 504 << "upstream_timeout";
+    }
+
+    void upstreamFailures()
+    {
+        QFETCH(QString, directive);
+        QFETCH(int, status);
+        QFETCH(QString, code);
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake, 1500));
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1000000000);
+        const HttpReply r =
+            post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x " + directive), key);
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(), code);
+        QVERIFY(!r.body.contains(kUpstreamKey));
+        if (status == 429)
+            QVERIFY(!r.header("retry-after").isEmpty());
+        QCOMPARE(balance(f), 1000000000);
+    }
+
+    void modelsListed()
+    {
+        ServerFixture f(QStringLiteral("sqlite"));
+        QVERIFY(f.ready());
+        QSet<QString> ids;
+        for (const QJsonValue &m : f.client().get("/v1/models").json().value("data").toArray())
+            if (m.toObject().value("endpoints").toArray().contains(QJsonValue("decisions")))
+                ids.insert(m.toObject().value("id").toString());
+        QCOMPARE(ids, (QSet<QString>{"~vendorD/evaluator-latest", "vendorD/evaluator-1.13",
+                                     "gateway/~vendorD/evaluator-latest",
+                                     "gateway/vendorD/evaluator-1.13"}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDecisionsHttp)
+#include "tst_decisions_http.moc"
