@@ -1,0 +1,3 @@
+#include "EnvelopeScanner.h"
+
+// Written by its owner; see the header.

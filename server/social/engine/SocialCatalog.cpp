@@ -1,0 +1,3 @@
+#include "SocialCatalog.h"
+
+// Written by its owner; see the header.

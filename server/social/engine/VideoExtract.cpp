@@ -1,0 +1,3 @@
+#include "VideoExtract.h"
+
+// Written by its owner; see the header.
