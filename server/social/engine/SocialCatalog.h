@@ -18,25 +18,25 @@
 // One query parameter of an action, as the upstream declares it.
 struct SocialParam
 {
-    QString name;        // case-sensitive, as declared
+    QString name; // case-sensitive, as declared
     bool required = false;
     QString description;
-    QJsonObject schema;  // the parameter's schema as the upstream wrote it (may be empty)
-    QJsonValue example;  // the parameter's example, if any (undefined when none)
+    QJsonObject schema; // the parameter's schema as the upstream wrote it (may be empty)
+    QJsonValue example; // the parameter's example, if any (undefined when none)
 };
 
 // One action: an operation of the upstream's description.
 struct SocialAction
 {
-    QString path;        // after the common prefix, no leading slash: "douyin/app/v3/fetch_one_video"
-    QString platform;    // the first segment, as the upstream names it ("douyin")
-    QByteArray method;   // "GET" or "POST" (one operation per path; GET wins if both exist)
+    QString path;      // after the common prefix, no leading slash: "douyin/app/v3/fetch_one_video"
+    QString platform;  // the first segment, as the upstream names it ("douyin")
+    QByteArray method; // "GET" or "POST" (one operation per path; GET wins if both exist)
     QString operationId;
     QString summary;
     QString description;
     QStringList tags;
-    QList<SocialParam> params;  // query parameters only, in declaration order
-    QJsonObject requestBody;    // POST: the operation's requestBody as written (may hold $refs)
+    QList<SocialParam> params; // query parameters only, in declaration order
+    QJsonObject requestBody;   // POST: the operation's requestBody as written (may hold $refs)
 
     // The names of the required query parameters, in declaration order.
     QStringList requiredParams() const;
@@ -74,9 +74,9 @@ public:
     // What Switchyard's own document shows.
     struct DocumentOptions
     {
-        QString serverUrl;           // the base URL the client sees: "https://sy.example.com"
+        QString serverUrl; // the base URL the client sees: "https://sy.example.com"
         QString title = QStringLiteral("Switchyard social-media data");
-        QString version;             // Switchyard's version
+        QString version; // Switchyard's version
         QString pathPrefix = QStringLiteral("/v1/social-media/data/");
         // The client-facing name of an upstream platform, or an empty string to leave the
         // platform out (disabled). Unset: every platform, under its own name.
