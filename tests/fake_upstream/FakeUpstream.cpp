@@ -7,6 +7,7 @@
 #include "http/HttpServer.h"
 #include "http/Multipart.h"
 #include "ImageFakes.h"
+#include "SocialFakes.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -206,7 +207,9 @@ std::optional<Fault> Fault::parse(const QString &text)
     static const QHash<QString, Kind> kinds{
         {QStringLiteral("slow-first-byte"), Kind::SlowFirstByte},
         {QStringLiteral("reset-mid-stream"), Kind::ResetMidStream},
+        {QStringLiteral("reset-mid-body"), Kind::ResetMidStream},
         {QStringLiteral("stall-mid-stream"), Kind::StallMidStream},
+        {QStringLiteral("stall-mid-body"), Kind::StallMidStream},
         {QStringLiteral("error-mid-stream"), Kind::ErrorMidStream},
         {QStringLiteral("malformed-json"), Kind::MalformedJson},
         {QStringLiteral("hang"), Kind::Hang},
@@ -292,6 +295,11 @@ bool FakeUpstream::start(QString *error)
             return false;
         }
     }
+    if (!m_options.socialOpenApiPath.isEmpty()) {
+        m_social = SocialFakes::Catalog::load(m_options.socialOpenApiPath, error);
+        if (!m_social)
+            return false;
+    }
     m_server->setListenBacklogSize(4096);
     if (!m_server->listen(m_options.address, m_options.port)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
@@ -361,6 +369,13 @@ void FakeUpstream::handle(const ExchangePtr &exchange)
     ++m_requests;
     ++m_byPath[request.path];
     writeLog(ctx.seq, request);
+
+    // The social API's paths (and /openapi.json) first, so that a catalog path under /api/v1
+    // is not taken for an OpenRouter-style alias; every other path keeps its meaning.
+    if (m_social && SocialFakes::claims(*m_social, request.path)) {
+        SocialFakes::answer(*this, m_options, *m_social, {exchange, ctx.connection, ctx.seq});
+        return;
+    }
 
     QString path = request.path;
     if (path == QLatin1String("/api/v1/models")) {
@@ -1219,6 +1234,13 @@ void FakeUpstream::handleControl(const ExchangePtr &exchange)
         serveImage(exchange);
     } else if (request.path == QLatin1String("/fake/stats") && request.method == "GET") {
         exchange->respond(200, headers, statsJson());
+    } else if (request.path == QLatin1String("/fake/redirect") && request.method == "GET") {
+        // A link shortener: 302 (or ?status=) to ?to=, for tests of short-link resolution.
+        const QString to = request.query.queryItemValue(QStringLiteral("to"), QUrl::FullyDecoded);
+        const int status = request.query.queryItemValue(QStringLiteral("status")).toInt();
+        exchange->respond(status >= 300 && status <= 399 ? status : 302,
+                          {{"location", to.toUtf8()}, {"content-type", "text/plain"}},
+                          "redirecting\n");
     } else if (request.path == QLatin1String("/fake/reset") && request.method == "POST") {
         m_requests = m_completed = m_cancelled = m_faulted = m_imageFetches = 0;
         m_byPath.clear();
@@ -1226,12 +1248,14 @@ void FakeUpstream::handleControl(const ExchangePtr &exchange)
         m_maxOpenRequests = m_openRequests;
         exchange->respond(200, headers, statsJson());
     } else {
-        exchange->respond(404, headers,
-                          errorBody(Protocol::Chat, 404,
-                                    QStringLiteral("Unknown control URL: %1 %2 (GET /fake/stats, "
-                                                   "POST /fake/reset, GET /fake/images/ID.png).")
-                                        .arg(QString::fromLatin1(request.method), request.path),
-                                    {}));
+        exchange->respond(
+            404, headers,
+            errorBody(Protocol::Chat, 404,
+                      QStringLiteral(
+                          "Unknown control URL: %1 %2 (GET /fake/stats, "
+                          "POST /fake/reset, GET /fake/images/ID.png, GET /fake/redirect?to=).")
+                          .arg(QString::fromLatin1(request.method), request.path),
+                      {}));
     }
 }
 

@@ -18,6 +18,9 @@
 class HttpConnection;
 class HttpServer;
 class FakeJob;
+namespace SocialFakes {
+class Catalog;
+}
 
 // An injected failure (x-fake-fault, [fake fault=...], --key-fault or --fault).
 struct Fault
@@ -40,7 +43,7 @@ struct Fault
 
     // Accepts: none, NNN (400-599), 429:SECONDS, slow-first-byte[:MS],
     // reset-mid-stream[:K], stall-mid-stream[:K], error-mid-stream[:K], malformed-json[:K],
-    // hang, reset.
+    // hang, reset; reset-mid-body and stall-mid-body are other names of the mid-stream ones.
     static std::optional<Fault> parse(const QString &text);
 };
 
@@ -55,7 +58,8 @@ struct FakeOptions
     QList<QByteArray> requireKeys;        // empty: any key is accepted
     QHash<QByteArray, QString> keyFaults; // a fault for the requests made with this key
     QString logPath;
-    QString catalogPath; // served at /api/v1/models instead of the built-in catalog
+    QString catalogPath;       // served at /api/v1/models instead of the built-in catalog
+    QString socialOpenApiPath; // --social-openapi: the TikHub-style API of SocialFakes.h
 };
 
 // Everything decided for one request before it is answered.
@@ -144,6 +148,7 @@ private:
     QHash<HttpConnection *, std::weak_ptr<HttpExchange>> m_owners;
     QFile m_log;
     QByteArray m_catalogFile;
+    std::unique_ptr<SocialFakes::Catalog> m_social;        // --social-openapi, or none
     ImageFakes::Store m_images{ImageFakes::kStoredImages}; // the images of url answers
 
     quint64 m_seq = 0;

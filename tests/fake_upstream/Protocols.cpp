@@ -1,7 +1,12 @@
 #include "Protocols.h"
 
+#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QtEndian>
+
+#include <algorithm>
+#include <cmath>
 
 namespace {
 
@@ -88,15 +93,16 @@ QJsonArray requestTools(const QJsonObject &request)
     return request.value(QLatin1String("tools")).toArray();
 }
 
-// The first tool with a name, and the schema of its arguments.
-bool firstTool(Protocol protocol, const QJsonObject &request, QString *name, QJsonObject *schema)
+// The tool named `wanted` (empty: the first tool with a name), and the schema of its arguments.
+bool findTool(Protocol protocol, const QJsonObject &request, const QString &wanted, QString *name,
+              QJsonObject *schema)
 {
     for (const QJsonValue &value : requestTools(request)) {
         QJsonObject tool = value.toObject();
         if (protocol == Protocol::Chat)
             tool = tool.value(QLatin1String("function")).toObject();
         const QString toolName = tool.value(QLatin1String("name")).toString();
-        if (toolName.isEmpty())
+        if (toolName.isEmpty() || (!wanted.isEmpty() && toolName != wanted))
             continue;
         *name = toolName;
         *schema = tool.value(protocol == Protocol::Messages ? QLatin1String("input_schema")
@@ -106,6 +112,256 @@ bool firstTool(Protocol protocol, const QJsonObject &request, QString *name, QJs
     }
     return false;
 }
+
+// The tool a request forces: messages {"type":"tool","name"}, chat
+// {"type":"function","function":{"name"}}; empty when none is forced.
+QString forcedTool(Protocol protocol, const QJsonObject &request)
+{
+    const QJsonObject choice = request.value(QLatin1String("tool_choice")).toObject();
+    const QString type = choice.value(QLatin1String("type")).toString();
+    if (protocol == Protocol::Messages && type == QLatin1String("tool"))
+        return choice.value(QLatin1String("name")).toString();
+    if (protocol == Protocol::Chat && type == QLatin1String("function"))
+        return choice.value(QLatin1String("function"))
+            .toObject()
+            .value(QLatin1String("name"))
+            .toString();
+    return {};
+}
+
+// The schema of a json_schema answer format (chat response_format, responses text.format);
+// false when the request asks for no such format or its schema is empty.
+bool answerSchema(Protocol protocol, const QJsonObject &request, QJsonObject *schema)
+{
+    QJsonObject format;
+    if (protocol == Protocol::Chat) {
+        format = request.value(QLatin1String("response_format")).toObject();
+        *schema = format.value(QLatin1String("json_schema"))
+                      .toObject()
+                      .value(QLatin1String("schema"))
+                      .toObject();
+    } else if (protocol == Protocol::Responses) {
+        format = request.value(QLatin1String("text"))
+                     .toObject()
+                     .value(QLatin1String("format"))
+                     .toObject();
+        *schema = format.value(QLatin1String("schema")).toObject();
+    }
+    return format.value(QLatin1String("type")).toString() == QLatin1String("json_schema") &&
+           !schema->isEmpty();
+}
+
+// --------------------------------------------------------------- JSON schema instances
+
+constexpr double kCertain = -0.000001; // the logprob of a piece with no alternative
+constexpr int kMaxSchemaDepth = 32;
+constexpr qsizetype kMaxSchemaPieces = 100000;
+
+double sixDecimals(double x)
+{
+    return std::round(x * 1e6) / 1e6;
+}
+
+quint64 draw(const QString &seed, const QString &path)
+{
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(seed.toUtf8());
+    hash.addData(QByteArrayView("\0", 1));
+    hash.addData(path.toUtf8());
+    return qFromBigEndian<quint64>(hash.result().constData());
+}
+
+QString jsonText(const QJsonValue &value)
+{
+    return QString::fromUtf8(Json::fromQt(value).toJson());
+}
+
+// A number without trailing zeros: 0.25, 1, -3.5.
+QString decimal(double value, int decimals)
+{
+    QString text = QString::number(value, 'f', decimals);
+    if (text.contains(QLatin1Char('.'))) {
+        while (text.endsWith(QLatin1Char('0')))
+            text.chop(1);
+        if (text.endsWith(QLatin1Char('.')))
+            text.chop(1);
+    }
+    return text == QLatin1String("-0") ? QStringLiteral("0") : text;
+}
+
+class SchemaWriter
+{
+public:
+    explicit SchemaWriter(QString seed) : m_seed(std::move(seed)) {}
+
+    SchemaInstance out;
+
+    void value(const QJsonObject &schema, const QString &path, int depth)
+    {
+        if (depth > kMaxSchemaDepth || out.pieces.size() > kMaxSchemaPieces)
+            return piece(QStringLiteral("null"));
+        if (schema.contains(QLatin1String("const")))
+            return piece(jsonText(schema.value(QLatin1String("const"))));
+        const QJsonArray values = schema.value(QLatin1String("enum")).toArray();
+        if (!values.isEmpty()) {
+            QStringList texts;
+            for (const QJsonValue &v : values)
+                texts << jsonText(v);
+            return choose(texts, path);
+        }
+        for (const char *branches : {"anyOf", "oneOf"}) {
+            const QJsonArray list = schema.value(QLatin1String(branches)).toArray();
+            if (!list.isEmpty())
+                return value(list.first().toObject(), path, depth + 1);
+        }
+        const QString type = typeOf(schema);
+        if (type == QLatin1String("object"))
+            return object(schema, path, depth);
+        if (type == QLatin1String("array"))
+            return array(schema, path, depth);
+        if (type == QLatin1String("boolean"))
+            return choose({QStringLiteral("true"), QStringLiteral("false")}, path);
+        if (type == QLatin1String("integer"))
+            return integer(schema, path);
+        if (type == QLatin1String("number"))
+            return number(schema, path);
+        if (type == QLatin1String("null"))
+            return piece(QStringLiteral("null"));
+        piece(QString::fromUtf8(Json(QStringLiteral("text-%1").arg(draw(m_seed, path) % 0x10000000,
+                                                                   7, 16, QLatin1Char('0')))
+                                    .toJson()));
+    }
+
+private:
+    void piece(const QString &text)
+    {
+        out.pieces << text;
+        out.logprobs << PieceLogprobs{kCertain, {{text, kCertain}}};
+    }
+
+    // One of the alternatives, as one piece that has them all as its top alternatives.
+    void choose(const QStringList &alternatives, const QString &path)
+    {
+        const qsizetype n = alternatives.size();
+        const qsizetype chosen = qsizetype(draw(m_seed, path) % quint64(n));
+        QList<double> weights(n, 0.0);
+        double highest = 0;
+        for (qsizetype i = 0; i < n; ++i) {
+            if (i == chosen)
+                continue;
+            weights[i] = 1 + double(draw(m_seed, path + QStringLiteral("#%1").arg(i)) % 64);
+            highest = qMax(highest, weights[i]);
+        }
+        weights[chosen] =
+            highest + 1 + double(draw(m_seed, path + QStringLiteral("#%1").arg(chosen)) % 64);
+        double sum = 0;
+        for (double w : weights)
+            sum += w;
+        PieceLogprobs lp;
+        for (qsizetype i = 0; i < n; ++i)
+            lp.top << qMakePair(alternatives.at(i), sixDecimals(std::log(weights.at(i) / sum)));
+        std::stable_sort(lp.top.begin(), lp.top.end(),
+                         [](const auto &a, const auto &b) { return a.second > b.second; });
+        lp.logprob = sixDecimals(std::log(weights.at(chosen) / sum));
+        out.pieces << alternatives.at(chosen);
+        out.logprobs << lp;
+    }
+
+    static QString typeOf(const QJsonObject &schema)
+    {
+        const QJsonValue type = schema.value(QLatin1String("type"));
+        if (type.isString())
+            return type.toString();
+        if (type.isArray()) {
+            for (const QJsonValue &t : type.toArray())
+                if (t.toString() != QLatin1String("null"))
+                    return t.toString();
+            return QStringLiteral("null");
+        }
+        if (schema.contains(QLatin1String("properties")) ||
+            schema.contains(QLatin1String("required")) ||
+            schema.contains(QLatin1String("additionalProperties")))
+            return QStringLiteral("object");
+        if (schema.contains(QLatin1String("items")))
+            return QStringLiteral("array");
+        return QStringLiteral("string");
+    }
+
+    void object(const QJsonObject &schema, const QString &path, int depth)
+    {
+        const QJsonObject properties = schema.value(QLatin1String("properties")).toObject();
+        QStringList names = properties.keys();
+        for (const QJsonValue &r : schema.value(QLatin1String("required")).toArray())
+            if (r.isString() && !names.contains(r.toString()))
+                names << r.toString();
+        piece(QStringLiteral("{"));
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            if (i > 0)
+                piece(QStringLiteral(","));
+            piece(QString::fromUtf8(Json(names.at(i)).toJson()));
+            piece(QStringLiteral(":"));
+            value(properties.value(names.at(i)).toObject(), path + QLatin1Char('/') + names.at(i),
+                  depth + 1);
+        }
+        piece(QStringLiteral("}"));
+    }
+
+    void array(const QJsonObject &schema, const QString &path, int depth)
+    {
+        const int lo = qBound(0, schema.value(QLatin1String("minItems")).toInt(1), 8);
+        const int hi = qBound(lo, schema.value(QLatin1String("maxItems")).toInt(qMax(lo, 3)), 8);
+        const int count =
+            lo + int(draw(m_seed, path + QStringLiteral("#n")) % quint64(hi - lo + 1));
+        const QJsonObject items = schema.value(QLatin1String("items")).toObject();
+        piece(QStringLiteral("["));
+        for (int i = 0; i < count; ++i) {
+            if (i > 0)
+                piece(QStringLiteral(","));
+            value(items, path + QStringLiteral("/%1").arg(i), depth + 1);
+        }
+        piece(QStringLiteral("]"));
+    }
+
+    // [lo, hi] from minimum/exclusiveMinimum and maximum/exclusiveMaximum; `span` when only one
+    // side is given, [0, span] when neither is.
+    static std::pair<double, double> range(const QJsonObject &schema, double span, double step)
+    {
+        const QJsonValue min = schema.value(QLatin1String("minimum"));
+        const QJsonValue max = schema.value(QLatin1String("maximum"));
+        const QJsonValue xmin = schema.value(QLatin1String("exclusiveMinimum"));
+        const QJsonValue xmax = schema.value(QLatin1String("exclusiveMaximum"));
+        const bool hasLo = min.isDouble() || xmin.isDouble();
+        const bool hasHi = max.isDouble() || xmax.isDouble();
+        double lo = min.isDouble() ? min.toDouble() : xmin.toDouble() + step;
+        double hi = max.isDouble() ? max.toDouble() : xmax.toDouble() - step;
+        if (!hasLo)
+            lo = hasHi ? hi - span : 0;
+        if (!hasHi)
+            hi = lo + span;
+        // Bounded so that the arithmetic below stays exact.
+        lo = qBound(-1e15, lo, 1e15);
+        hi = qBound(lo, hi, 1e15);
+        return {lo, hi};
+    }
+
+    void integer(const QJsonObject &schema, const QString &path)
+    {
+        const auto [lo, hi] = range(schema, 100, 1);
+        const double first = std::ceil(lo);
+        const double count = std::floor(hi) - first + 1;
+        const double offset = count >= 1 ? double(draw(m_seed, path) % quint64(count)) : 0.0;
+        piece(decimal(first + offset, 0));
+    }
+
+    void number(const QJsonObject &schema, const QString &path)
+    {
+        const auto [lo, hi] = range(schema, 1, 0.0001);
+        const double v = lo + (hi - lo) * double(draw(m_seed, path) % 10001) / 10000.0;
+        piece(decimal(qBound(lo, v, hi), 4));
+    }
+
+    QString m_seed;
+};
 
 QString argumentKey(const QJsonObject &schema)
 {
@@ -197,7 +453,7 @@ public:
             .add("choices", Json::array().push(Json::object()
                                                    .add("index", 0)
                                                    .add("message", std::move(message))
-                                                   .add("logprobs", nullptr)
+                                                   .add("logprobs", logprobs(0, pieceCount()))
                                                    .add("finish_reason", finishReason())))
             .add("usage", usage())
             .add("service_tier", "default")
@@ -230,7 +486,7 @@ public:
     {
         const QString &text = m_gen.pieces.at(index);
         if (!m_gen.toolCall)
-            return chunk(Json::object().add("content", text), nullptr);
+            return chunk(Json::object().add("content", text), nullptr, logprobs(index, index + 1));
         return chunk(
             Json::object().add(
                 "tool_calls",
@@ -277,13 +533,41 @@ private:
             .add("system_fingerprint", kFingerprint);
     }
 
-    QByteArray chunk(Json delta, Json finish) const
+    int pieceCount() const { return int(m_gen.pieces.size()); }
+
+    // choices[0].logprobs of pieces [from, to): OpenAI's {"content": [...], "refusal": null};
+    // null when the request did not ask for them or the answer is a tool call.
+    Json logprobs(int from, int to) const
+    {
+        if (!m_gen.logprobs || m_gen.toolCall)
+            return nullptr;
+        auto entry = [](const QString &token, double logprob) {
+            Json bytes = Json::array();
+            for (char c : token.toUtf8())
+                bytes.push(int(static_cast<unsigned char>(c)));
+            return Json::object()
+                .add("token", token)
+                .add("logprob", Json::raw(QByteArray::number(logprob, 'f', 6)))
+                .add("bytes", std::move(bytes));
+        };
+        Json content = Json::array();
+        for (int i = from; i < to; ++i) {
+            const PieceLogprobs lp = m_gen.pieceLogprobs.value(i);
+            Json top = Json::array();
+            for (const auto &[token, logprob] : lp.top.mid(0, m_gen.topLogprobs))
+                top.push(entry(token, logprob));
+            content.push(entry(m_gen.pieces.at(i), lp.logprob).add("top_logprobs", std::move(top)));
+        }
+        return Json::object().add("content", std::move(content)).add("refusal", nullptr);
+    }
+
+    QByteArray chunk(Json delta, Json finish, Json logprobs = nullptr) const
     {
         Json j = envelope().add("choices",
                                 Json::array().push(Json::object()
                                                        .add("index", 0)
                                                        .add("delta", std::move(delta))
-                                                       .add("logprobs", nullptr)
+                                                       .add("logprobs", std::move(logprobs))
                                                        .add("finish_reason", std::move(finish))));
         if (m_gen.includeUsage)
             j.add("usage", nullptr);
@@ -703,10 +987,24 @@ Generation makeGeneration(Protocol protocol, const QJsonObject &request,
     const int n = qMax(1, options.chunks);
     const QString userText = lastUserText(protocol, request);
 
+    g.logprobs = protocol == Protocol::Chat && request.value(QLatin1String("logprobs")).toBool();
+    g.topLogprobs = qBound(0, request.value(QLatin1String("top_logprobs")).toInt(0), 20);
+
+    QJsonObject schema;
+    // A forced tool is called with an instance of its schema, as the real services do.
+    if (const QString forced = forcedTool(protocol, request);
+        !forced.isEmpty() && options.tool != 0 &&
+        findTool(protocol, request, forced, &g.toolName, &schema)) {
+        g.toolCall = true;
+        g.pieces = schemaInstance(schema, userText).pieces;
+        g.toolArguments = g.pieces.join(QString());
+        g.toolInput = QJsonDocument::fromJson(g.toolArguments.toUtf8()).object();
+        g.text = g.toolArguments;
+        return g;
+    }
     QString asked;
     const bool userAsks = endsWithUserText(protocol, request, &asked);
-    QJsonObject schema;
-    const bool hasTool = firstTool(protocol, request, &g.toolName, &schema);
+    const bool hasTool = findTool(protocol, request, {}, &g.toolName, &schema);
     if (options.tool == 1 || forceTool)
         g.toolCall = true;
     else if (options.tool == -1)
@@ -725,20 +1023,37 @@ Generation makeGeneration(Protocol protocol, const QJsonObject &request,
     }
 
     QString text;
-    if (options.text)
+    if (options.text) {
         text = *options.text;
-    else if (jsonMode(protocol, request))
+    } else if (answerSchema(protocol, request, &schema)) {
+        SchemaInstance instance = schemaInstance(schema, userText);
+        g.pieces = std::move(instance.pieces);
+        g.pieceLogprobs = std::move(instance.logprobs);
+    } else if (jsonMode(protocol, request)) {
         text = QString::fromUtf8(Json::object().add("echo", userText).toJson());
-    else
+    } else {
         text = QStringLiteral("Echo: ") + userText;
-    g.pieces = splitPieces(text, n);
+    }
+    if (g.pieces.isEmpty()) {
+        g.pieces = splitPieces(text, n);
+        for (const QString &piece : std::as_const(g.pieces))
+            g.pieceLogprobs << PieceLogprobs{kCertain, {{piece, kCertain}}};
+    }
     const qint64 limit = maxOutputTokens(protocol, request);
     if (limit > 0 && limit < g.pieces.size()) {
         g.pieces = g.pieces.mid(0, limit);
+        g.pieceLogprobs = g.pieceLogprobs.mid(0, limit);
         g.truncated = true;
     }
     g.text = g.pieces.join(QString());
     return g;
+}
+
+SchemaInstance schemaInstance(const QJsonObject &schema, const QString &seed)
+{
+    SchemaWriter writer(seed);
+    writer.value(schema, QString(), 0);
+    return std::move(writer.out);
 }
 
 QByteArray fakeId(const char *prefix, quint64 seq)

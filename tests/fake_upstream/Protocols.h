@@ -4,6 +4,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -29,6 +30,30 @@ struct GenerationOptions
     bool fullDeltaUsage = false; // messages: message_delta carries every usage counter
 };
 
+// The log-probabilities of one generated piece (chat completions' choices[0].logprobs): its
+// own, and its most probable alternatives, the piece itself included, most probable first.
+struct PieceLogprobs
+{
+    double logprob = 0;
+    QList<QPair<QString, double>> top;
+};
+
+// A deterministic instance of a JSON schema as plausible tokens: every scalar value is one
+// piece, each key (quoted) and each punctuation mark ({ } [ ] , :) its own piece. Values come
+// from SHA-256 of (seed, the value's path: "", "/q1", "/q1/answer", "/list/0"): enum (one of
+// the values), const, boolean, integer and number (within minimum/maximum; defaults 0 to 100
+// and 0 to 1), string, null, array (items; minItems/maxItems, default 1 to 3, at most 8),
+// object (every property, in key order, then required names it does not list), anyOf/oneOf
+// (the first branch). A value piece chosen among alternatives (enum, boolean) gets those
+// alternatives with a deterministic distribution in which it is the most probable; any other
+// piece has logprob -0.000001 and no other alternative. Logprobs have 6 decimals.
+struct SchemaInstance
+{
+    QStringList pieces;
+    QList<PieceLogprobs> logprobs; // one per piece
+};
+SchemaInstance schemaInstance(const QJsonObject &schema, const QString &seed);
+
 // What the fake "generates" for one request, derived deterministically from it.
 struct Generation
 {
@@ -49,6 +74,11 @@ struct Generation
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
     bool fullDeltaUsage = false;
+    // chat with "logprobs": true and a text answer: one entry per piece, sent as
+    // choices[0].logprobs (per chunk when streaming), cut to "top_logprobs" alternatives.
+    bool logprobs = false;
+    int topLogprobs = 0;
+    QList<PieceLogprobs> pieceLogprobs;
 
     qint64 outputTokens() const { return pieces.size(); }
 };

@@ -1,5 +1,6 @@
-// fake_upstream: a deterministic stand-in for the OpenAI, Anthropic and OpenRouter APIs, for the
-// gateway's tests and benchmarks. See README.md in this folder for the protocol details.
+// fake_upstream: a deterministic stand-in for the OpenAI, Anthropic and OpenRouter APIs (and,
+// with --social-openapi, a TikHub-style social-media data API), for the gateway's tests and
+// benchmarks. See README.md in this folder for the protocol details.
 
 #include "FakeUpstream.h"
 
@@ -127,10 +128,15 @@ int main(int argc, char *argv[])
         QStringLiteral("catalog"),
         QStringLiteral("Serve FILE at GET /api/v1/models instead of the built-in catalog."),
         QStringLiteral("FILE"));
+    const QCommandLineOption socialOpenApi(
+        QStringLiteral("social-openapi"),
+        QStringLiteral("Serve FILE (a TikHub-style OpenAPI document) at GET /openapi.json and "
+                       "answer each of its operations."),
+        QStringLiteral("FILE"));
     const QCommandLineOption ignoreStdin(QStringLiteral("ignore-stdin"),
                                          QStringLiteral("Keep running when stdin is closed."));
     parser.addOptions({listen, chunks, firstByte, interval, fault, requireKey, keyFault, log,
-                       catalog, ignoreStdin});
+                       catalog, socialOpenApi, ignoreStdin});
     parser.process(app);
 
     FakeOptions options;
@@ -156,6 +162,7 @@ int main(int argc, char *argv[])
     }
     options.logPath = parser.value(log);
     options.catalogPath = parser.value(catalog);
+    options.socialOpenApiPath = parser.value(socialOpenApi);
 
     raiseFileLimit();
     std::signal(SIGPIPE, SIG_IGN);

@@ -441,7 +441,30 @@ qint64 probabilityUnits(const QJsonValue &value)
     return qRound64(p * 10000);
 }
 
+const QByteArray kSocialKey = "th-test-key-0123456789";
+const QByteArray kVideoAction = "/api/v1/douyin/app/v3/fetch_one_video";
+
+// What the social-data relay sends: its upstream key and Accept.
+Headers tikhub(Headers extra = {})
+{
+    Headers h{{"Authorization", "Bearer " + kSocialKey}, {"Accept", "application/json"}};
+    return h + extra;
+}
+
+QByteArray readFile(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
 } // namespace
+
+// In a test of the social fake: skips when the OpenAPI document is not there.
+#define REQUIRE_SOCIAL()                                                                           \
+    do {                                                                                           \
+        if (!m_social.port)                                                                        \
+            QSKIP("no OpenAPI document at " SOCIAL_OPENAPI);                                       \
+    } while (false)
 
 class TestFakeUpstream : public QObject
 {
@@ -450,6 +473,19 @@ class TestFakeUpstream : public QObject
     QTemporaryDir m_dir;
     FakeProcess m_fake;
     QString m_logPath;
+    FakeProcess m_social; // with --social-openapi; port 0 when the document is missing
+    QString m_socialLogPath;
+
+    // A request to the social fake on its own connection.
+    Reply social(const QByteArray &method, const QByteArray &target,
+                 const Headers &headers = tikhub(), const QByteArray &body = {},
+                 int timeoutMs = 10'000)
+    {
+        Client c(m_social.port);
+        if (!c.send(method, target, headers, body))
+            return {};
+        return c.read(timeoutMs);
+    }
 
     Reply post(const QByteArray &path, const QByteArray &body, const Headers &headers,
                int timeoutMs = 10'000)
@@ -527,9 +563,18 @@ private slots:
         QVERIFY(m_dir.isValid());
         m_logPath = m_dir.filePath(QStringLiteral("requests.log"));
         QVERIFY(m_fake.start({QStringLiteral("--log"), m_logPath}));
+        m_socialLogPath = m_dir.filePath(QStringLiteral("social.log"));
+        if (QFile::exists(QStringLiteral(SOCIAL_OPENAPI)))
+            QVERIFY(
+                m_social.start({QStringLiteral("--social-openapi"), QStringLiteral(SOCIAL_OPENAPI),
+                                QStringLiteral("--log"), m_socialLogPath}));
     }
 
-    void cleanupTestCase() { m_fake.stop(); }
+    void cleanupTestCase()
+    {
+        m_fake.stop();
+        m_social.stop();
+    }
 
     void startupLine()
     {
@@ -1803,6 +1848,434 @@ private slots:
         QCOMPARE(last[u"path"].toString(), "/v1/decisions");
         QCOMPARE(last[u"body"].toString().toUtf8(), body);
         QCOMPARE(last[u"headers"][u"authorization"].toString(), "Bearer ***wxyz");
+    }
+
+    // ------------------------------------------------------------------ social-media data
+
+    void socialDocument()
+    {
+        REQUIRE_SOCIAL();
+        const QByteArray document = readFile(QStringLiteral(SOCIAL_OPENAPI));
+        // Public, byte for byte.
+        Reply r = social("GET", "/openapi.json", {});
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QCOMPARE(r.body.size(), document.size());
+        QVERIFY(r.body == document);
+        r = social("POST", "/openapi.json", {}, "{}");
+        QCOMPARE(r.status, 405);
+        QCOMPARE(r.body, QByteArray("{\"detail\":\"Method Not Allowed\"}"));
+        QCOMPARE(r.header("allow"), QByteArray("GET"));
+        // Without the flag, nothing of it.
+        QCOMPARE(get("/openapi.json").status, 404);
+        QCOMPARE(get(kVideoAction + "?aweme_id=1", openAi()).status, 404);
+        // Not a document: the fake does not start.
+        QProcess p;
+        p.start(QStringLiteral(FAKE_UPSTREAM_PATH),
+                {QStringLiteral("--social-openapi"), m_dir.filePath(QStringLiteral("none.json"))});
+        QVERIFY(p.waitForFinished(5000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(p.readAllStandardOutput().isEmpty());
+    }
+
+    void socialEnvelope()
+    {
+        REQUIRE_SOCIAL();
+        // Repeats, '+', %2B, UTF-8 escapes, empty values, a malformed escape, invalid UTF-8.
+        const QByteArray query =
+            "aweme_id=7%2B1&z=1&a=2&z=3&kw=%E4%B8%AD%E6%96%87+x&empty=&flag&&bad=%zz%E4";
+        const Reply r =
+            social("GET", kVideoAction + "?" + query, tikhub({{"X-API-Key", "xk-side-key"}}));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QVERIFY(!r.chunked);
+        QVERIFY(r.body.startsWith("{\"code\":200,"));
+        QVERIFY(r.body.contains("\"router\":\"/api/v1/douyin/app/v3/fetch_one_video\","));
+        // params: each name once, where it first appears, with its last value.
+        QVERIFY2(r.body.contains(
+                     "\"params\":{\"aweme_id\":\"7+1\",\"z\":\"3\",\"a\":\"2\",\"kw\":\"中文 x\","
+                     "\"empty\":\"\",\"flag\":\"\",\"bad\":\"%zz"),
+                 r.body.constData());
+        const QJsonObject o = r.json();
+        QCOMPARE(o[u"params"][u"bad"].toString(), QStringLiteral("%zz\ufffd"));
+        QCOMPARE(o[u"message"].toString(), "Request successful. This request will incur a charge.");
+        QVERIFY(QRegularExpression(QStringLiteral("^00000000-0000-4000-8000-[0-9a-f]{12}$"))
+                    .match(o[u"request_id"].toString())
+                    .hasMatch());
+        QVERIFY(QRegularExpression(QStringLiteral("^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$"))
+                    .match(o[u"time"].toString())
+                    .hasMatch());
+        QVERIFY(qAbs(o[u"time_stamp"].toInteger() - QDateTime::currentSecsSinceEpoch()) < 60);
+        QVERIFY(o[u"docs"].toString().startsWith("https://api.tikhub.io/#/Douyin-App-V3-API/"));
+
+        const QJsonObject data = o[u"data"].toObject();
+        const QJsonObject echo = data[u"echo"].toObject();
+        QCOMPARE(echo.keys(), QStringList({"authorization", "body", "content_type", "headers",
+                                           "method", "path", "query", "x_api_key"}));
+        QVERIFY(echo[u"content_type"].isNull());
+        QCOMPARE(echo[u"method"].toString(), "GET");
+        QCOMPARE(echo[u"path"].toString(), QString::fromLatin1(kVideoAction));
+        QCOMPARE(echo[u"query"].toString().toUtf8(), query);
+        QCOMPARE(echo[u"authorization"].toString().toUtf8(), "Bearer " + kSocialKey);
+        QCOMPARE(echo[u"x_api_key"].toString(), "xk-side-key");
+        QVERIFY(echo[u"body"].isNull());
+        QCOMPARE(echo[u"headers"].toArray(),
+                 QJsonArray({"host", "authorization", "accept", "x-api-key"}));
+        // The video action's own data next to echo, read from the decoded query.
+        QCOMPARE(data[u"aweme_detail"][u"aweme_id"].toString(), "7+1");
+        QCOMPARE(data[u"status_code"].toInt(), 0);
+
+        // An answer without a video is kept as the video fakes give it.
+        Reply none = social("GET", kVideoAction + "?aweme_id=404123");
+        QCOMPARE(none.status, 200);
+        QVERIFY(none.json()[u"data"][u"aweme_detail"].isNull());
+        QCOMPARE(none.json()[u"data"][u"filter_list"][0][u"aweme_id"].toString(), "404123");
+        // Another action: echo only. An empty value counts as present; no Authorization, no
+        // x_api_key, no query.
+        none = social("GET", "/api/v1/douyin/web/fetch_one_video?aweme_id=");
+        QCOMPARE(none.status, 200);
+        QCOMPARE(none.json()[u"data"].toObject().keys(), QStringList({"echo"}));
+        QVERIFY(none.json()[u"data"][u"echo"][u"x_api_key"].isNull());
+        none = social("GET", "/api/v1/health/check", {});
+        QCOMPARE(none.status, 200);
+        QVERIFY(none.json()[u"data"][u"echo"][u"authorization"].isNull());
+        QCOMPARE(none.json()[u"data"][u"echo"][u"query"].toString(), "");
+        QCOMPARE(none.json()[u"params"].toObject(), QJsonObject());
+    }
+
+    void socialPost()
+    {
+        REQUIRE_SOCIAL();
+        const QByteArray action = "/api/v1/tiktok/web/fetch_gift_name_by_id";
+        const Headers json = tikhub({{"Content-Type", "application/json"}});
+        const QByteArray body = "{\"gift_id\": \"5655\",\n \"x\": [1, \"\xe4\xb8\xad\"]}";
+        Reply r = social("POST", action + "?lang=en", json, body);
+        QCOMPARE(r.status, 200);
+        const QJsonObject echo = r.json()[u"data"][u"echo"].toObject();
+        QCOMPARE(echo[u"method"].toString(), "POST");
+        QCOMPARE(echo[u"body"].toString().toUtf8(), body);
+        QCOMPARE(echo[u"query"].toString(), "lang=en");
+        QVERIFY(echo[u"headers"].toArray().contains("content-type"));
+        QCOMPARE(r.json()[u"params"].toObject(), QJsonObject({{"lang", "en"}}));
+        // FastAPI's validation of the body: required members, a body at all, JSON.
+        r = social("POST", action, json, "{\"x\":1}");
+        QCOMPARE(r.status, 422);
+        QCOMPARE(r.body, QByteArray("{\"detail\":[{\"loc\":[\"body\",\"gift_id\"],\"msg\":\"field "
+                                    "required\",\"type\":\"value_error.missing\"}]}"));
+        r = social("POST", action, json);
+        QCOMPARE(r.status, 422);
+        QCOMPARE(r.body, QByteArray("{\"detail\":[{\"loc\":[\"body\"],\"msg\":\"field "
+                                    "required\",\"type\":\"value_error.missing\"}]}"));
+        r = social("POST", action, json, "{not json");
+        QCOMPARE(r.status, 422);
+        QCOMPARE(r.json()[u"detail"][0][u"type"].toString(), "value_error.jsondecode");
+        QCOMPARE(r.json()[u"detail"][0][u"loc"][0].toString(), "body");
+        // Types are not checked: an array action takes an object too.
+        r = social("POST", "/api/v1/douyin/app/v3/fetch_multi_video", json, "{\"a\": [1]}");
+        QCOMPARE(r.status, 200);
+    }
+
+    void socialAuthAndValidation()
+    {
+        REQUIRE_SOCIAL();
+        const QByteArray target = kVideoAction + "?aweme_id=1";
+        Reply r = social("GET", target, {{"Accept", "application/json"}});
+        QCOMPARE(r.status, 401);
+        const QJsonObject detail = r.json()[u"detail"].toObject();
+        QCOMPARE(detail.keys(),
+                 QStringList({"code", "message", "params", "router", "support", "time"}));
+        QCOMPARE(detail[u"code"].toInt(), 401);
+        QCOMPARE(detail[u"router"].toString(), QString::fromLatin1(kVideoAction));
+        QCOMPARE(detail[u"params"].toObject(), QJsonObject({{"aweme_id", "1"}}));
+        QCOMPARE(social("GET", target, {{"Authorization", "Basic dXNlcjpwdw=="}}).status, 401);
+        QCOMPARE(social("GET", target, {{"X-API-Key", kSocialKey}}).status, 401);
+        // 422: every missing required parameter in FastAPI's shape.
+        const QByteArray missing = "{\"detail\":[{\"loc\":[\"query\",\"aweme_id\"],\"msg\":\"field "
+                                   "required\",\"type\":\"value_error.missing\"}]}";
+        r = social("GET", kVideoAction);
+        QCOMPARE(r.status, 422);
+        QCOMPARE(r.body, missing);
+        QCOMPARE(social("GET", kVideoAction + "?aweme_idx=1").body, missing);
+        // 405 with Allow, before the key is looked at; the key before validation.
+        r = social("POST", target, {}, "{}");
+        QCOMPARE(r.status, 405);
+        QCOMPARE(r.body, QByteArray("{\"detail\":\"Method Not Allowed\"}"));
+        QCOMPARE(r.header("allow"), QByteArray("GET"));
+        r = social("GET", "/api/v1/tiktok/web/fetch_gift_name_by_id");
+        QCOMPARE(r.status, 405);
+        QCOMPARE(r.header("allow"), QByteArray("POST"));
+        QCOMPARE(social("GET", kVideoAction, {}).status, 401);
+
+        // --require-key and --key-fault as for the other endpoints.
+        FakeProcess fake;
+        QVERIFY(
+            fake.start({QStringLiteral("--social-openapi"), QStringLiteral(SOCIAL_OPENAPI),
+                        QStringLiteral("--require-key"), QString::fromLatin1(kSocialKey),
+                        QStringLiteral("--require-key"), QStringLiteral("th-limited-key-42"),
+                        QStringLiteral("--key-fault"), QStringLiteral("th-limited-key-42=503")}));
+        auto call = [&](const QByteArray &key) {
+            Client c(fake.port);
+            c.send("GET", target, {{"Authorization", "Bearer " + key}});
+            return c.read();
+        };
+        r = call("th-wrong-key-99998888");
+        QCOMPARE(r.status, 401);
+        QVERIFY(!r.body.contains("th-wrong-key-99998888"));
+        QCOMPARE(call(kSocialKey).status, 200);
+        r = call("th-limited-key-42");
+        QCOMPARE(r.status, 503);
+        QCOMPARE(r.json()[u"detail"][u"code"].toInt(), 503);
+        // A public operation of the document needs no key.
+        Client open(fake.port);
+        open.send("GET", "/api/v1/health/check", {});
+        QCOMPARE(open.read().status, 200);
+    }
+
+    void socialFaults_data()
+    {
+        QTest::addColumn<bool>("inQuery");
+        QTest::addColumn<QByteArray>("fault");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("retryAfter");
+        QTest::newRow("400") << true << QByteArray("400") << 400 << QByteArray();
+        QTest::newRow("404") << true << QByteArray("404") << 404 << QByteArray();
+        QTest::newRow("429") << true << QByteArray("429") << 429 << QByteArray("2");
+        QTest::newRow("429:7 header") << false << QByteArray("429:7") << 429 << QByteArray("7");
+        QTest::newRow("500") << true << QByteArray("500") << 500 << QByteArray();
+        QTest::newRow("503 header") << false << QByteArray("503") << 503 << QByteArray();
+        QTest::newRow("599") << true << QByteArray("599") << 599 << QByteArray();
+    }
+    void socialFaults()
+    {
+        REQUIRE_SOCIAL();
+        QFETCH(bool, inQuery);
+        QFETCH(QByteArray, fault);
+        QFETCH(int, status);
+        QFETCH(QByteArray, retryAfter);
+        const Reply r = inQuery ? social("GET", kVideoAction + "?aweme_id=1&x-fake-fault=" + fault)
+                                : social("GET", kVideoAction + "?aweme_id=1",
+                                         tikhub({{"x-fake-fault", fault}}));
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.header("retry-after"), retryAfter);
+        QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+        QVERIFY(r.body.startsWith("{\"detail\":{\"code\":"));
+        const QJsonObject detail = r.json()[u"detail"].toObject();
+        QCOMPARE(detail[u"code"].toInt(), status);
+        QVERIFY(!detail[u"message"].toString().isEmpty());
+        QVERIFY(!detail[u"support"].toString().isEmpty());
+        QCOMPARE(detail[u"router"].toString(), QString::fromLatin1(kVideoAction));
+        QCOMPARE(detail[u"params"][u"aweme_id"].toString(), "1");
+    }
+
+    void socialBrokenConnections()
+    {
+        REQUIRE_SOCIAL();
+        m_social.resetStats();
+        const QByteArray target = kVideoAction + "?aweme_id=1";
+        // reset: not a byte.
+        Client early(m_social.port);
+        early.send("GET", target + "&x-fake-fault=reset", tikhub());
+        Reply r = early.read(5000);
+        QVERIFY(r.closed);
+        QVERIFY(early.raw().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(m_social.stats()[u"faulted"].toInt(), 1, 5000);
+        // reset-mid-body: the head and half the body, then a reset.
+        Client mid(m_social.port);
+        mid.send("GET", target + "&x-fake-fault=reset-mid-body&x-fake-bytes=100000", tikhub());
+        r = mid.read(5000);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.complete);
+        QVERIFY(r.closed);
+        QCOMPARE(mid.socket().error(), QAbstractSocket::RemoteHostClosedError);
+        QCOMPARE(r.body.size(), 50000);
+        QVERIFY(r.body.startsWith("{\"code\":200,"));
+        // ... also of an unpadded answer, and after a given number of bytes.
+        Client whole(m_social.port);
+        whole.send("GET", target + "&x-fake-fault=reset-mid-body:100", tikhub());
+        r = whole.read(5000);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.complete);
+        QVERIFY(r.closed);
+        QCOMPARE(r.body.size(), 100);
+        QTRY_COMPARE_WITH_TIMEOUT(m_social.stats()[u"faulted"].toInt(), 3, 5000);
+        // malformed-json: a complete answer cut in half.
+        r = social("GET", target + "&x-fake-fault=malformed-json");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.complete);
+        QVERIFY(r.body.startsWith("{\"code\":200,"));
+        QVERIFY(!parses(r.body));
+        // hang: nothing until the client leaves.
+        auto c = std::make_unique<Client>(m_social.port);
+        c->send("GET", target + "&x-fake-fault=hang", tikhub());
+        QVERIFY(!c->socket().waitForReadyRead(300));
+        QCOMPARE(m_social.stats()[u"open_requests"].toInt(), 1);
+        c->socket().abort();
+        QTRY_COMPARE_WITH_TIMEOUT(m_social.stats()[u"cancelled"].toInt(), 1, 5000);
+        // stall-mid-body: half, then silence.
+        c = std::make_unique<Client>(m_social.port);
+        c->send("GET", target + "&x-fake-fault=stall-mid-body&x-fake-bytes=10000", tikhub());
+        r = c->read(500);
+        QCOMPARE(r.status, 200);
+        QVERIFY(!r.complete);
+        QVERIFY(!r.closed);
+        QCOMPARE(r.body.size(), 5000);
+        c.reset();
+        QTRY_COMPARE_WITH_TIMEOUT(m_social.stats()[u"cancelled"].toInt(), 2, 5000);
+        QCOMPARE(m_social.stats()[u"open_requests"].toInt(), 0);
+        // slow-first-byte:MS holds the answer, not the others.
+        QElapsedTimer timer;
+        timer.start();
+        Client slow(m_social.port);
+        slow.send("GET", target + "&x-fake-fault=slow-first-byte:1200", tikhub());
+        QCOMPARE(social("GET", target).status, 200);
+        QVERIFY(timer.elapsed() < 1000);
+        r = slow.read(5000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(timer.elapsed() >= 1190, QByteArray::number(timer.elapsed()).constData());
+    }
+
+    void socialEnvelopeCode()
+    {
+        REQUIRE_SOCIAL();
+        Reply r = social("GET", kVideoAction + "?aweme_id=1&x-fake-code=500");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.startsWith("{\"code\":500,"));
+        QVERIFY(r.json()[u"message"].toString().contains("500"));
+        QCOMPARE(r.json()[u"data"][u"echo"][u"query"].toString(), "aweme_id=1&x-fake-code=500");
+        r = social("GET", kVideoAction + "?aweme_id=1", tikhub({{"x-fake-code", "0"}}));
+        QVERIFY(r.body.startsWith("{\"code\":0,"));
+    }
+
+    void socialBytes_data()
+    {
+        QTest::addColumn<qint64>("bytes");
+        QTest::newRow("small") << qint64(3000);
+        QTest::newRow("1 MB") << qint64(1'000'000);
+        QTest::newRow("4 MB") << qint64(4'000'000);
+    }
+    void socialBytes()
+    {
+        REQUIRE_SOCIAL();
+        QFETCH(qint64, bytes);
+        const Reply r =
+            social("GET", kVideoAction + "?aweme_id=1&x-fake-bytes=" + QByteArray::number(bytes));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.chunked);
+        QVERIFY(r.complete);
+        QCOMPARE(r.body.size(), bytes);
+        QVERIFY(r.body.startsWith("{\"code\":200,"));
+        QJsonParseError error;
+        const QJsonObject o = QJsonDocument::fromJson(r.body, &error).object();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        const QJsonObject data = o[u"data"].toObject();
+        QCOMPARE(data[u"echo"][u"path"].toString(), QString::fromLatin1(kVideoAction));
+        QCOMPARE(data[u"aweme_detail"][u"aweme_id"].toString(), "1");
+        QVERIFY(data[u"padding"].toString().startsWith("abcdefghijklmnopqrstuvwxyzabc"));
+        QVERIFY(r.body.endsWith("\"}}"));
+    }
+
+    void socialBadOptions()
+    {
+        REQUIRE_SOCIAL();
+        const QByteArray target = kVideoAction + "?aweme_id=1";
+        auto check = [&](const Reply &r, const char *mentions) {
+            QCOMPARE(r.status, 400);
+            QCOMPARE(r.json()[u"detail"][u"code"].toInt(), 400);
+            QVERIFY2(r.json()[u"detail"][u"message"].toString().contains(mentions),
+                     r.body.constData());
+        };
+        check(social("GET", target + "&x-fake-bytes=100"), "below the size");
+        check(social("GET", target + "&x-fake-bytes=67108865"), "bytes");
+        check(social("GET", target + "&x-fake-bytes=lots"), "bytes");
+        check(social("GET", target + "&x-fake-typo=1"), "typo");
+        check(social("GET", target + "&x-fake-fault=explode"), "explode");
+        check(social("GET", target, tikhub({{"x-fake-pieces", "0"}})), "pieces");
+        // 64 MiB is the most.
+        Client big(m_social.port);
+        big.send("GET", target + "&x-fake-bytes=67108864", tikhub());
+        QVERIFY(big.socket().waitForReadyRead(5000));
+        QVERIFY(big.socket().readAll().startsWith("HTTP/1.1 200 OK"));
+    }
+
+    void socialPieces()
+    {
+        REQUIRE_SOCIAL();
+        QElapsedTimer timer;
+        timer.start();
+        Client c(m_social.port);
+        c.send("GET", kVideoAction + "?aweme_id=1&x-fake-pieces=4&x-fake-interval-ms=150",
+               tikhub({{"x-fake-delay-ms", "100"}}));
+        QVERIFY(c.socket().waitForReadyRead(2000));
+        const qint64 firstByte = timer.elapsed();
+        QVERIFY2(firstByte >= 95, QByteArray::number(firstByte).constData());
+        const Reply r = c.read(5000);
+        const qint64 total = timer.elapsed();
+        QVERIFY(r.complete);
+        QVERIFY2(total >= 100 + 3 * 150 - 10, QByteArray::number(total).constData());
+        QVERIFY2(total < 2000, QByteArray::number(total).constData());
+        QCOMPARE(r.chunks.size(), 4);
+        for (const QByteArray &chunk : r.chunks)
+            QVERIFY(qAbs(chunk.size() - r.body.size() / 4) <= 1);
+        QVERIFY(c.arrivals.size() >= 3); // arrived in several reads, not one
+        QVERIFY(parses(r.body));
+        QVERIFY(r.body.startsWith("{\"code\":200,"));
+        // With a size: the pieces split the padded body.
+        const Reply sized = social("GET", kVideoAction + "?aweme_id=1&x-fake-bytes=300000" +
+                                              "&x-fake-pieces=3&x-fake-interval-ms=50");
+        QCOMPARE(sized.body.size(), 300000);
+        QVERIFY(parses(sized.body));
+    }
+
+    void socialKeepsOtherPaths()
+    {
+        REQUIRE_SOCIAL();
+        // The OpenRouter-style aliases under /api/v1 are untouched by the catalog.
+        Client models(m_social.port);
+        models.send("GET", "/api/v1/models", {});
+        Reply r = models.read();
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json()[u"data"][0][u"id"].toString(), "fakeai/echo-small");
+        r = social("POST", "/api/v1/chat/completions", openAi(), chatBody("still here"));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json()[u"choices"][0][u"message"][u"content"].toString(), "Echo: still here");
+        r = social("POST", "/api/v1/decisions", openAi(), decisionBody("s"));
+        QCOMPARE(r.status, 200);
+        r = social("GET", "/api/v1/douyin/app/v3/no_such_action?aweme_id=1");
+        QCOMPARE(r.status, 404);
+        QVERIFY(r.json()[u"error"][u"message"].toString().startsWith("Unknown request URL"));
+    }
+
+    void redirect()
+    {
+        REQUIRE_SOCIAL();
+        m_social.resetStats();
+        Reply r = social("GET", "/fake/redirect?to=https%3A%2F%2Fb.example%2Fx%3Fy%3D1", {});
+        QCOMPARE(r.status, 302);
+        QCOMPARE(r.header("location"), QByteArray("https://b.example/x?y=1"));
+        r = social("GET", "/fake/redirect?to=https%3A%2F%2Fb.example%2F&status=301", {});
+        QCOMPARE(r.status, 301);
+        QCOMPARE(m_social.stats()[u"requests"].toInt(), 0); // a control URL, not a request
+    }
+
+    void socialStatsAndLog()
+    {
+        REQUIRE_SOCIAL();
+        m_social.resetStats();
+        const QByteArray target = kVideoAction + "?aweme_id=%E4%B8%AD+1";
+        QCOMPARE(social("GET", target, {}).status, 401);
+        QCOMPARE(social("GET", target).status, 200);
+        QCOMPARE(social("GET", "/openapi.json", {}).status, 200);
+        const QJsonObject stats = m_social.stats();
+        QCOMPARE(stats[u"requests"].toInt(), 3);
+        QCOMPARE(stats[u"completed"].toInt(), 2); // answers made (the 401 is a refusal)
+        QCOMPARE(stats[u"by_path"][QString::fromLatin1(kVideoAction)].toInt(), 2);
+        QCOMPARE(stats[u"by_path"][u"/openapi.json"].toInt(), 1);
+        const QList<QByteArray> lines = readFile(m_socialLogPath).trimmed().split('\n');
+        QVERIFY(lines.size() >= 3);
+        const QJsonObject line = QJsonDocument::fromJson(lines[lines.size() - 2]).object();
+        QCOMPARE(line[u"target"].toString().toUtf8(), target);
+        QCOMPARE(line[u"headers"][u"authorization"].toString(), "Bearer ***6789");
+        QVERIFY(!lines[lines.size() - 2].contains(kSocialKey));
     }
 
     // ------------------------------------------------------------------ faults
