@@ -11,10 +11,17 @@ void Router::add(RouteSpec spec)
 bool Router::matches(const QStringList &pattern, const QStringList &path,
                      QHash<QString, QString> *params)
 {
-    if (pattern.size() != path.size())
+    // A last segment {name+} takes one or more remaining segments, joined by '/'.
+    const bool rest = !pattern.isEmpty() && pattern.last().endsWith(u"+}");
+    if (rest ? path.size() < pattern.size() : pattern.size() != path.size())
         return false;
     for (qsizetype i = 0; i < pattern.size(); ++i) {
         const QString &p = pattern[i];
+        if (rest && i == pattern.size() - 1) {
+            if (params)
+                params->insert(p.mid(1, p.size() - 3), path.mid(i).join(u'/'));
+            return true;
+        }
         if (p.startsWith(u'{') && p.endsWith(u'}')) {
             if (path[i].isEmpty())
                 return false;

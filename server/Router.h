@@ -24,8 +24,11 @@ enum class AuthMode
 struct RouteSpec
 {
     QByteArray method;
-    QString pattern; // literal segments and {name} placeholders: /api/v1/api-keys/{id}
-    QString family;  // metrics and usage label: public, control, llm, address, ...
+    // Literal segments and {name} placeholders: /api/v1/api-keys/{id}; a last {name+} takes
+    // the rest of the path, one or more segments (empty ones dropped), joined by '/'. The
+    // first route registered that matches wins.
+    QString pattern;
+    QString family; // metrics and usage label: public, control, llm, address, ...
     AuthMode auth = AuthMode::ApiKey;
     QString scope;                              // required control-token scope
     QString bucket = QStringLiteral("default"); // rate-limit bucket

@@ -8,9 +8,11 @@
 ServerSettings ServerSettings::defaults()
 {
     ServerSettings s;
-    // Chat completions and decisions (and its alias) share the "chat" bucket.
+    // Chat completions and decisions (and its alias) share the "chat" bucket; social data
+    // has its own (the upstream's own limit is about 10 requests a second).
     s.tiers.insert(QStringLiteral("default"), RateTier{{{QStringLiteral("default"), 600},
                                                         {QStringLiteral("chat"), 60},
+                                                        {QStringLiteral("social"), 600},
                                                         {QStringLiteral("control"), 600}}});
     return s;
 }

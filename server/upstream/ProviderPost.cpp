@@ -50,10 +50,7 @@ void ProviderPost::attempt(const QString &key)
     req.headers = {"Content-Type: " + m_request.contentType, "Expect:"};
     if (const QByteArray auth = authHeader(ProviderAuth::Bearer, key); !auth.isEmpty())
         req.headers.append(auth);
-    req.connectTimeoutMs = m_provider.connectTimeoutMs;
-    req.firstByteTimeoutMs = m_provider.firstByteTimeoutMs;
-    req.idleTimeoutMs = m_provider.idleTimeoutMs;
-    req.totalTimeoutMs = m_provider.totalTimeoutMs;
+    m_provider.applyTimeouts(req);
     m_status = 0;
     m_headers.clear();
     m_answer.clear();

@@ -72,6 +72,18 @@ QString UpstreamCall::primaryIp() const
     return m_easy ? primaryIpOf(static_cast<CURL *>(m_easy)) : m_primaryIp;
 }
 
+void UpstreamCall::setPaused(bool paused)
+{
+    if (paused == m_paused || m_finished)
+        return;
+    m_paused = paused;
+    if (paused || !m_easy || !m_client)
+        return; // the write callback pauses the transfer at its next piece
+    m_lastActivityMs = m_client->m_clock.elapsed();
+    // Not from inside a curl callback: the relay resumes from its own timer.
+    curl_easy_pause(static_cast<CURL *>(m_easy), CURLPAUSE_CONT);
+}
+
 void UpstreamCall::abort()
 {
     if (m_finished)
@@ -385,6 +397,8 @@ size_t UpstreamClient::writeCallback(char *data, size_t size, size_t count, void
     const size_t n = size * count;
     if (call->m_finished || !call->m_client)
         return 0; // aborted: stop the transfer
+    if (call->m_paused)
+        return CURL_WRITEFUNC_PAUSE; // the same bytes come again after setPaused(false)
     call->m_client->deliverHead(call);
     call->m_lastActivityMs = call->m_client->m_clock.elapsed();
     if (call->onData && !call->m_finished)
@@ -406,7 +420,8 @@ void UpstreamClient::sweepDeadlines()
                     QStringLiteral("no response within %1 ms").arg(c->m_firstByteTimeoutMs);
                 expired.append(c);
             }
-        } else if (c->m_idleTimeoutMs > 0 && now - c->m_lastActivityMs > c->m_idleTimeoutMs) {
+        } else if (c->m_idleTimeoutMs > 0 && !c->m_paused &&
+                   now - c->m_lastActivityMs > c->m_idleTimeoutMs) {
             c->m_deadlineMessage =
                 QStringLiteral("the response stalled for %1 ms").arg(c->m_idleTimeoutMs);
             expired.append(c);

@@ -64,6 +64,11 @@ public:
     ~UpstreamCall();
     void abort();
     bool isFinished() const { return m_finished; }
+    // Flow control for a relay whose client reads slower than the upstream sends: while paused,
+    // no onData runs, curl stops reading the socket (the upstream's sending blocks on TCP) and
+    // the idle deadline is suspended; the first byte and total deadlines still apply.
+    void setPaused(bool paused);
+    bool isPaused() const { return m_paused; }
     // The IP address the call's connection was made to (CURLINFO_PRIMARY_IP, "127.0.0.1" or
     // "::1"), read live while the call runs and kept once it is finished or aborted; empty
     // while no connection has been made, and when none was (refused, unreachable, vetoed by
@@ -87,6 +92,7 @@ private:
     HttpHeaders m_headers;
     bool m_headDelivered = false;
     bool m_finished = false;
+    bool m_paused = false;
     qint64 m_startedMs = 0;
     qint64 m_lastActivityMs = 0;
     int m_firstByteTimeoutMs = 0;

@@ -1,5 +1,7 @@
 #include "UpstreamProvider.h"
 
+#include "UpstreamClient.h"
+
 #include <cmath>
 #include <limits>
 #include <QDateTime>
@@ -143,4 +145,12 @@ QString UpstreamProvider::missingSetting(const QString &family, const QString &w
                               "keys_env) in the config file.")
             .arg(what, name, family);
     return {};
+}
+
+void UpstreamProvider::applyTimeouts(UpstreamRequest &request) const
+{
+    request.connectTimeoutMs = connectTimeoutMs;
+    request.firstByteTimeoutMs = firstByteTimeoutMs;
+    request.idleTimeoutMs = idleTimeoutMs;
+    request.totalTimeoutMs = totalTimeoutMs;
 }

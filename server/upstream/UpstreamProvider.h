@@ -9,6 +9,8 @@
 #include <QStringList>
 #include <stdexcept>
 
+struct UpstreamRequest;
+
 // What every upstream provider has, whatever it serves (text, audio, images): where it is, the
 // keys used in rotation, and the timeouts. Families extend it with their own fields (the text
 // gateway's ProviderConfig adds its type, the messages timeout and the live catalog).
@@ -30,6 +32,8 @@ struct UpstreamProvider
     // <family>.providers.x.keys (or keys_env) in the config file."
     QString missingSetting(const QString &family, const QString &what,
                            bool keyRequired = true) const;
+    // Sets the provider's connect, first-byte, idle and total timeouts on a request.
+    void applyTimeouts(UpstreamRequest &request) const;
     // Every key to use: the file's, then the environment's.
     QStringList allKeys() const { return keys + envKeys; }
     // Upstream keys shown after entry: at most the first and last 4 characters, fewer for

@@ -121,7 +121,9 @@ HttpReply HttpClient::request(const QByteArray &method, const QByteArray &target
 {
     if (!connectIfNeeded())
         return {};
-    QByteArray out = method + ' ' + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    // Host with the port, as real clients send it (answers that name the server use it).
+    QByteArray out = method + ' ' + target +
+                     " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_port) + "\r\n";
     for (const auto &h : headers)
         out += h.first + ": " + h.second + "\r\n";
     if (!body.isEmpty() || method == "POST" || method == "PUT")

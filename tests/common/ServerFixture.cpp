@@ -18,6 +18,17 @@ ServerFixture::ServerFixture(const QString &backend, ServerSettings settings,
     m_ready = true;
 }
 
+void ServerFixture::restart(ServerSettings settings)
+{
+    m_services->stop();
+    m_services.reset();
+    m_services = std::make_unique<Services>(std::move(settings), m_db.config());
+    m_services->start();
+    QString error;
+    if (!m_services->listen(QHostAddress(QHostAddress::LocalHost), 0, &error))
+        qFatal("server did not restart: %s", qPrintable(error));
+}
+
 ServerFixture::~ServerFixture()
 {
     if (m_services)

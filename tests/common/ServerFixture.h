@@ -25,6 +25,9 @@ public:
     QString skipReason() const { return m_db.skipReason(); }
 
     quint16 port() const { return quint16(m_services->host()->url().port()); }
+    // Stops the server and its Services and starts new ones over the same database (a
+    // restart), on a new port.
+    void restart(ServerSettings settings);
     Services &services() { return *m_services; }
     DatabaseService &service() { return m_services->database(); }
     ServerHost &host() { return *m_services->host(); }

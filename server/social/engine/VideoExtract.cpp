@@ -990,8 +990,7 @@ std::optional<Target> detect(const QString &url, QString *error, const QStringLi
     if (!u.userInfo().isEmpty() || authority.contains(u'@'))
         return fail(QStringLiteral("user info is not accepted"));
     const int defaultPort = scheme == u"https" ? 443 : 80;
-    if (u.port() != -1 && u.port() != defaultPort)
-        return fail(QStringLiteral("a port other than %1").arg(defaultPort));
+    const bool otherPort = u.port() != -1 && u.port() != defaultPort;
 
     Parsed p;
     p.host = u.host(QUrl::EncodeUnicode).toLower();
@@ -1002,17 +1001,22 @@ std::optional<Target> detect(const QString &url, QString *error, const QStringLi
     const QString shownHost =
         p.host.size() <= 64 ? p.host : p.host.left(64) + QStringLiteral("...");
 
+    // An operator's host matches with the scheme's port, or with the port it names.
+    const QString bracketed = p.host.contains(u':') ? u'[' + p.host + u']' : p.host;
+    const QString hostPort = otherPort ? bracketed + u':' + QString::number(u.port()) : p.host;
     for (const QString &extra : extraShortHosts) {
         QString e = extra.trimmed().toLower();
         if (e.endsWith(u'.'))
             e.chop(1);
-        if (!e.isEmpty() && e == p.host) {
+        if (!e.isEmpty() && e == hostPort) {
             Target t;
             t.url = trimmed;
             t.needsResolve = true;
             return t;
         }
     }
+    if (otherPort)
+        return fail(QStringLiteral("a port other than %1").arg(defaultPort));
 
     const Host *host = findHost(p.host);
     if (!host)

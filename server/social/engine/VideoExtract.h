@@ -48,7 +48,8 @@ QStringList supportedHosts();
 // v.kuaishou.com, instagr.am, ...). Hosts match exactly, after lower-casing, IDNA (UTS #46) and
 // dropping one trailing dot; URLs with user info, a port other than the scheme's default,
 // whitespace, control characters or backslashes, or longer than 4096 characters are refused.
-// extraShortHosts: hosts the operator adds whose links are always resolved (needsResolve).
+// extraShortHosts: hosts the operator adds whose links are always resolved (needsResolve);
+// an entry "host:port" matches URLs with that port (the only way a non-default port passes).
 // nullopt with *error ("unsupported URL: ...", never echoing more than a short host name)
 // otherwise.
 std::optional<Target> detect(const QString &url, QString *error,

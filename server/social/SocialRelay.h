@@ -1,0 +1,75 @@
+#pragma once
+
+#include "EnvelopeScanner.h"
+#include "RequestContext.h"
+#include "ResponseCache.h"
+#include "SocialConfig.h"
+#include "upstream/UpstreamClient.h"
+
+#include <memory>
+#include <QByteArray>
+#include <QSet>
+#include <QString>
+#include <QTimer>
+
+// One social-data request relayed to the upstream and its answer relayed back byte for byte,
+// streamed: the upstream's status, Content-Type and body go to the client as they arrive,
+// with at most one piece held back (so the charge commits before the client sees the end) and
+// the upstream paused while the client has more than kHighWater unread. Billing: the price,
+// charged only when the upstream answered 2xx and its envelope's top-level code is 200 or 0
+// (EnvelopeScanner); nothing otherwise. Errors before the answer starts, in the social
+// envelope: timeout 504 "Upstream request timed out", unreachable 503 "Failed to reach
+// upstream service" (spec 7); the upstream refusing Switchyard's key 502. A key answering 429
+// or 5xx rests and the call is made once more with another key, if there is one. After the
+// answer started, a failure drops the connection (the body is visibly cut, never ended).
+class SocialRelay : public std::enable_shared_from_this<SocialRelay>
+{
+public:
+    struct Request
+    {
+        QByteArray method;      // GET or POST
+        QByteArray url;         // {base}{prefix}{action}?{query as the client sent it}
+        QByteArray body;        // POST: the client's body
+        QByteArray contentType; // POST: the body's Content-Type as the client sent it
+        QString platform;       // for the usage record
+        qint64 price = 0;
+        // The response cache, when this answer may be kept (GET, the platform's TTL > 0).
+        std::shared_ptr<ResponseCache> cache;
+        QByteArray cacheKey;
+        qint64 cacheTtlMs = 0;
+    };
+    static constexpr qint64 kHighWater = 1 << 20;
+    static constexpr qint64 kLowWater = 256 << 10;
+
+    static void start(UpstreamClient &client, KeyRotation &keys, const SocialProvider &provider,
+                      const ContextPtr &ctx, Request request);
+
+private:
+    SocialRelay() = default;
+    void attempt();
+    void onHead(int status, const HttpHeaders &headers);
+    void onData(const QByteArray &data);
+    void onDone(UpstreamError error, const QString &message);
+    void fail(int status, const QString &message);
+    void clientLeft();
+    void drainCheck();
+
+    UpstreamClient *m_client = nullptr;
+    KeyRotation *m_keys = nullptr;
+    SocialProvider m_provider;
+    ContextPtr m_ctx;
+    Request m_request;
+    QSet<QString> m_tried;
+    QString m_key;
+    std::shared_ptr<UpstreamCall> m_call;
+    std::unique_ptr<QTimer> m_drain;
+    EnvelopeScanner m_scanner;
+    QByteArray m_held; // the latest piece, written after the charge
+    QByteArray m_kept; // the answer so far, for the cache (while it fits)
+    QByteArray m_contentType;
+    bool m_keep = false;
+    int m_status = 0;
+    qint64 m_pausedSinceMs = 0;
+    bool m_streaming = false;
+    bool m_done = false;
+};
