@@ -17,6 +17,7 @@
 #include "Scopes.h"
 #include "ServerHost.h"
 #include "Services.h"
+#include "SocialDataPanel.h"
 #include "UsageBucketModel.h"
 #include "UsageModel.h"
 #include "UsagePanel.h"
@@ -43,6 +44,8 @@ MainWindow::MainWindow(Services &services, QWidget *parent)
         setProviderRegistry(&gateway->registry());
     addPanel(tr("Activity"), tr("Webhook deliveries"),
              new WebhookDeliveriesPanel(services.family<ImagesFamily>()));
+    addPanel(tr("Settings"), tr("Social data"),
+             new SocialDataPanel(services.family<SocialFamily>()));
 }
 
 MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)

@@ -2,6 +2,7 @@
 
 #include "DatabaseService.h"
 #include "images/WebhookDeliveryModel.h"
+#include "RecordTable.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -17,22 +18,6 @@
 #include <QVBoxLayout>
 
 namespace {
-
-QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
-{
-    auto *view = new QTableView(parent);
-    view->setObjectName(name);
-    view->setModel(model);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->setSelectionMode(QAbstractItemView::SingleSelection);
-    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    view->setWordWrap(false);
-    view->verticalHeader()->hide();
-    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
-    view->horizontalHeader()->setStretchLastSection(true);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    return view;
-}
 
 // Two panes, the first taking 3/5 of the room.
 QSplitter *makeSplit(Qt::Orientation orientation, QWidget *first, QWidget *second, QWidget *parent)
@@ -108,11 +93,11 @@ WebhookDeliveriesPanel::WebhookDeliveriesPanel(ImagesFamily *family, QWidget *pa
     m_message->setWordWrap(true);
     m_message->hide();
 
-    m_deliveryView = makeTable(m_deliveries, QStringLiteral("deliveriesTable"), this);
+    m_deliveryView = makeRecordTable(m_deliveries, QStringLiteral("deliveriesTable"), this);
     // The status changes while it is watched (pending, then delivered): always wide enough.
     m_deliveryView->horizontalHeader()->setSectionResizeMode(WebhookDeliveryModel::StatusColumn,
                                                              QHeaderView::ResizeToContents);
-    m_attemptView = makeTable(m_attempts, QStringLiteral("attemptsTable"), this);
+    m_attemptView = makeRecordTable(m_attempts, QStringLiteral("attemptsTable"), this);
     m_attemptsLabel = new QLabel(this);
     m_attemptsLabel->setObjectName(QStringLiteral("attemptsLabel"));
     m_attemptsLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);

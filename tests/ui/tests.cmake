@@ -16,8 +16,14 @@ set(_sy_ui_address_panel_definitions FIXTURE_DIR="${CMAKE_CURRENT_LIST_DIR}/../a
 set(_sy_ui_webhook_panel_libs switchyard_serverfixture switchyard_fakeupstream
     switchyard_webhookreceiver switchyard_family_images)
 set(_sy_ui_webhook_panel_includes ${CMAKE_CURRENT_LIST_DIR}/../images)
+#   social_panel    a real server with the social-data family and the fake upstream serving
+#                   the shared TikHub catalog.
+set(_sy_ui_social_panel_libs switchyard_serverfixture switchyard_fakeupstream
+    switchyard_family_social)
+set(_sy_ui_social_panel_definitions
+    SOCIAL_OPENAPI="${PROJECT_SOURCE_DIR}/../shared/data/social/openapi-upstream.json")
 foreach(suite apikeyspanel controltokenspanel creditspanel usagepanel mainwindow
-        revokeendtoend providers_panel address_panel audio_panel webhook_panel)
+        revokeendtoend providers_panel address_panel audio_panel webhook_panel social_panel)
     switchyard_test(ui.${suite} TARGET tst_ui_${suite}
         SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_${suite}.cpp
                 ${CMAKE_CURRENT_LIST_DIR}/../itemmodels/TestDatabase.h
