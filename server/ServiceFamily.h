@@ -82,10 +82,13 @@ struct FamilyCommand
 // Life cycle, all owned by one Services object (server/Services.h) per process or test:
 //   1. configure(): the family's section of the config file, on the main thread, before the
 //      database opens; a bad value throws std::runtime_error naming the field.
-//   2. migrations(): the family's tables, applied with the core's at database start.
-//   3. start(): after the database started, before any server is built (start-up loads).
-//   4. routes(): for every server built (tests build several per process), on its thread.
-//   5. stop(): after every server stopped, before the database stops.
+//   2. link(): after every family is configured, before start(): a family that builds on
+//      another finds it here (the decisions family's chat evaluator finds the text gateway);
+//      a combination that cannot work throws std::runtime_error naming the field.
+//   3. migrations(): the family's tables, applied with the core's at database start.
+//   4. start(): after the database started, before any server is built (start-up loads).
+//   5. routes(): for every server built (tests build several per process), on its thread.
+//   6. stop(): after every server stopped, before the database stops.
 // The family object itself is long-lived and shared: the window's panels reach the family's
 // JSON API and state through it (Services::family<T>()). It must hold no process-wide state:
 // two Services in one process are two independent families.
@@ -103,6 +106,9 @@ public:
         Q_UNUSED(section);
         Q_UNUSED(server);
     }
+    // Every family of this Services object (this one included), each already configured. A
+    // pointer kept here stays valid for the family's life: the families live and die together.
+    virtual void link(const QList<ServiceFamily *> &families) { Q_UNUSED(families); }
     virtual QList<Migrations::Component> migrations() const { return {}; }
     // Control-token scopes the family's routes require (tokens can be created with them).
     virtual QStringList scopes() const { return {}; }

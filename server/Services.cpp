@@ -17,6 +17,9 @@ Services::Services(ServerSettings settings, DatabaseConfig database, FamilyList 
         names.append(f->name());
         f->configure(m_settings.familySections.value(f->name()).toObject(), m_settings);
     }
+    const QList<ServiceFamily *> all = this->families(); // the parameter is moved from
+    for (ServiceFamily *f : all)
+        f->link(all);
     // Kept, not refused: a file written for a build with more families still starts this one.
     for (auto it = m_settings.familySections.begin(); it != m_settings.familySections.end(); ++it)
         if (!names.contains(it.key()))

@@ -2,6 +2,7 @@
 
 #include "Money.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace {
@@ -26,17 +27,61 @@ qint64 price(const QJsonObject &o, const char *field, qint64 fallback, const QSt
     return *units;
 }
 
-int bound(const QJsonObject &o, const char *field, int fallback, int hi)
+// A whole number from lo to hi at o[field], or fallback when absent; `where` names o.
+int wholeNumber(const QJsonObject &o, const char *field, int fallback, int lo, int hi,
+                const QString &where)
 {
     const QJsonValue v = o.value(QLatin1String(field));
     if (v.isUndefined())
         return fallback;
-    const int n = v.toInt(-1);
-    if (!v.isDouble() || n < 1 || n > hi || double(n) != v.toDouble())
-        fail(QStringLiteral("bounds.%1 must be a whole number from 1 to %2")
-                 .arg(QLatin1String(field))
+    const double d = v.toDouble();
+    if (!v.isDouble() || d < lo || d > hi || d != std::floor(d))
+        fail(QStringLiteral("%1.%2 must be a whole number from %3 to %4")
+                 .arg(where, QLatin1String(field))
+                 .arg(lo)
                  .arg(hi));
-    return n;
+    return int(d);
+}
+
+ChatEvaluatorConfig parseChatEvaluator(const QJsonValue &value)
+{
+    ChatEvaluatorConfig c;
+    if (value.isUndefined())
+        return c;
+    const QString where = QStringLiteral("chat_evaluator");
+    if (!value.isObject())
+        fail(where + QStringLiteral(" must be an object"));
+    const QJsonObject o = value.toObject();
+    // A misspelt setting would leave the evaluator silently off or unbounded.
+    static const QStringList known = {"enabled", "models", "top_logprobs", "max_output_tokens",
+                                      "timeout_ms"};
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (!known.contains(it.key()))
+            fail(QStringLiteral("%1.%2 is not a setting (%3)")
+                     .arg(where, it.key(), known.join(QStringLiteral(", "))));
+    const QJsonValue enabled = o.value("enabled");
+    if (!enabled.isUndefined() && !enabled.isBool())
+        fail(where + QStringLiteral(".enabled must be true or false"));
+    c.enabled = enabled.toBool(c.enabled);
+    const QJsonValue models = o.value("models");
+    if (!models.isUndefined()) {
+        const QString bad = QStringLiteral(".models must be a non-empty array of gateway model "
+                                           "ids (a prefix may end in *); leave it out to allow "
+                                           "every chat model");
+        if (!models.isArray() || models.toArray().isEmpty())
+            fail(where + bad);
+        for (const QJsonValue &m : models.toArray()) {
+            const QString id = m.toString();
+            const qsizetype star = id.indexOf(u'*');
+            if (!m.isString() || id.isEmpty() || (star >= 0 && star != id.size() - 1))
+                fail(where + bad);
+            c.models.append(id);
+        }
+    }
+    c.topLogprobs = wholeNumber(o, "top_logprobs", c.topLogprobs, 1, 20, where);
+    c.maxOutputTokens = wholeNumber(o, "max_output_tokens", c.maxOutputTokens, 1, 1'000'000, where);
+    c.timeoutMs = wholeNumber(o, "timeout_ms", c.timeoutMs, 1'000, 600'000, where);
+    return c;
 }
 
 } // namespace
@@ -117,12 +162,15 @@ DecisionsConfig DecisionsConfig::fromJson(const QJsonObject &section)
     if (!b.isUndefined() && !b.isObject())
         fail(QStringLiteral("bounds must be an object"));
     const QJsonObject bo = b.toObject();
-    c.bounds.maxQuestions = bound(bo, "max_questions", c.bounds.maxQuestions, 1'000);
-    c.bounds.maxOptions = bound(bo, "max_options", c.bounds.maxOptions, 1'000);
-    c.bounds.maxInstructionsChars =
-        bound(bo, "max_instructions_chars", c.bounds.maxInstructionsChars, 1'000'000);
+    const QString where = QStringLiteral("bounds");
+    c.bounds.maxQuestions =
+        wholeNumber(bo, "max_questions", c.bounds.maxQuestions, 1, 1'000, where);
+    c.bounds.maxOptions = wholeNumber(bo, "max_options", c.bounds.maxOptions, 1, 1'000, where);
+    c.bounds.maxInstructionsChars = wholeNumber(bo, "max_instructions_chars",
+                                                c.bounds.maxInstructionsChars, 1, 1'000'000, where);
     c.bounds.maxDescriptionChars =
-        bound(bo, "max_description_chars", c.bounds.maxDescriptionChars, 1'000'000);
+        wholeNumber(bo, "max_description_chars", c.bounds.maxDescriptionChars, 1, 1'000'000, where);
+    c.chatEvaluator = parseChatEvaluator(section.value("chat_evaluator"));
     return c;
 }
 
@@ -138,6 +186,22 @@ const DecisionModel *DecisionsConfig::model(const QString &id) const
         if (m.id == bare)
             return &m;
     return nullptr;
+}
+
+bool ChatEvaluatorConfig::allows(const QString &asked, const QString &resolved) const
+{
+    if (models.isEmpty())
+        return true;
+    for (const QString &m : models) {
+        if (m.endsWith(u'*')) {
+            const QStringView prefix = QStringView(m).chopped(1);
+            if (asked.startsWith(prefix) || resolved.startsWith(prefix))
+                return true;
+        } else if (m == asked || m == resolved) {
+            return true;
+        }
+    }
+    return false;
 }
 
 QJsonArray DecisionsConfig::modelsJson() const

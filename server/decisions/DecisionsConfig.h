@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 // An OpenRouter-style decisions upstream: POST {base_url}{path} with the client's body (the
 // model replaced by the upstream's name), answering {answers, usage, ...}.
@@ -27,6 +28,22 @@ struct DecisionModel
     qint64 outputPrice = 0; // per 1M output tokens
 };
 
+// The optional evaluator over the gateway's chat models (ChatEvaluator.h; README "Chat
+// evaluator"): off unless the operator turns it on.
+struct ChatEvaluatorConfig
+{
+    bool enabled = false;
+    // Gateway model ids a decisions request may name, exact or as a prefix ending in '*'
+    // ("gateway/openrouter/*"); empty: any model the gateway serves on chat completions.
+    QStringList models;
+    int topLogprobs = 20; // alternatives asked per token (1 to 20)
+    int maxOutputTokens = 4'096;
+    int timeoutMs = 60'000; // the whole upstream call (the contract's 60 s)
+
+    // Whether a request naming `asked` (resolved to the catalog id `resolved`) may use it.
+    bool allows(const QString &asked, const QString &resolved) const;
+};
+
 // The "decisions" section of the config file (server/decisions/README.md). Every field is
 // optional:
 //   providers  {name: {type: decisions, base_url, path, keys, keys_env, timeouts, key_rest_ms}};
@@ -34,13 +51,15 @@ struct DecisionModel
 //              replaced; the total timeout is 60 s unless timeouts.total_ms says otherwise;
 //   models     [{id, provider, upstream_model, owned_by, input_per_1m, output_per_1m}], added to
 //              or replacing ~vendorD/evaluator-latest and vendorD/evaluator-1.13 by id;
-//   bounds     {max_questions, max_options, max_instructions_chars, max_description_chars}.
+//   bounds     {max_questions, max_options, max_instructions_chars, max_description_chars};
+//   chat_evaluator  {enabled, models, top_logprobs, max_output_tokens, timeout_ms}.
 // Every model is also served as "gateway/<id>" (the prefix removed before the upstream call).
 struct DecisionsConfig
 {
     QList<DecisionProvider> providers;
     QList<DecisionModel> models;
     DecisionBounds bounds;
+    ChatEvaluatorConfig chatEvaluator;
 
     static constexpr int kTimeoutMs = 60'000;
     static DecisionsConfig defaults();

@@ -1,20 +1,30 @@
 #include "DecisionsFamily.h"
 
+#include "ChatEvaluatorCall.h"
+#include "llm/Gateway.h"
+#include "llm/GatewayFamily.h"
 #include "RequestContext.h"
 #include "upstream/JsonScan.h"
 #include "upstream/ProviderPost.h"
 #include "upstream/UpstreamClient.h"
 #include "UpstreamReply.h"
 
+#include <functional>
 #include <QJsonDocument>
 #include <QPointer>
+#include <stdexcept>
 
 namespace {
 
 // An answer larger than this is not a decision.
 constexpr qsizetype kMaxAnswerBytes = 16 * 1024 * 1024;
 
-void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &ctx)
+// A decisions request whose model is not a decisions model, evaluated over a chat model (the
+// chat evaluator, when enabled): ctx, the body, and the 400 message for a model that is not.
+using OverChat = std::function<void(const ContextPtr &, const QJsonObject &, const QString &)>;
+
+void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &ctx,
+            const OverChat &overChat)
 {
     const auto body = ctx->jsonBody();
     if (!body)
@@ -30,12 +40,13 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
         QStringList ids;
         for (const DecisionModel &m : config.models)
             ids.append(m.id);
-        return ctx->respondError(400,
-                                 QStringLiteral("The model '%1' is not a decisions model (%2, "
-                                                "each also with the prefix gateway/).")
-                                     .arg(req->model, ids.join(u", ")),
-                                 QStringLiteral("invalid_request_error"), QStringLiteral("model"),
-                                 QStringLiteral("model_not_found"));
+        const QString notDecisions = QStringLiteral("The model '%1' is not a decisions model "
+                                                    "(%2, each also with the prefix gateway/).")
+                                         .arg(req->model, ids.join(u", "));
+        if (overChat)
+            return overChat(ctx, *body, notDecisions);
+        return ctx->respondError(400, notDecisions, QStringLiteral("invalid_request_error"),
+                                 QStringLiteral("model"), QStringLiteral("model_not_found"));
     }
     const DecisionProvider *provider = config.provider(model->provider);
     if (const QString why = provider->unusableReason(); !why.isEmpty())
@@ -97,14 +108,39 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
 
 DecisionsFamily::DecisionsFamily() : m_config(DecisionsConfig::defaults()) {}
 
-void DecisionsFamily::configure(const QJsonObject &section, const ServerSettings &)
+void DecisionsFamily::configure(const QJsonObject &section, const ServerSettings &server)
 {
     m_config = DecisionsConfig::fromJson(section);
+    m_maxStreamBuffer = server.maxStreamBuffer;
+}
+
+void DecisionsFamily::link(const QList<ServiceFamily *> &families)
+{
+    m_gateway = nullptr;
+    if (!m_config.chatEvaluator.enabled)
+        return;
+    for (ServiceFamily *f : families)
+        if (auto *gateway = dynamic_cast<GatewayFamily *>(f))
+            m_gateway = gateway;
+    if (!m_gateway)
+        throw std::runtime_error("config: decisions.chat_evaluator.enabled needs the text "
+                                 "gateway family (llm), which this build does not have");
 }
 
 QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
 {
     auto *client = new UpstreamClient(scope.parent);
+    // The chat evaluator's calls go through a gateway of their own on this server's thread,
+    // over the gateway family's registry (its providers, catalog and keys in rotation).
+    OverChat overChat;
+    if (m_gateway) {
+        auto *gateway = new Gateway(m_gateway->registry(), m_maxStreamBuffer, scope.parent);
+        overChat = [this, gateway](const ContextPtr &ctx, const QJsonObject &body,
+                                   const QString &notDecisions) {
+            evaluateOverChat(m_config.chatEvaluator, m_gateway->minimumReservation(), *gateway, ctx,
+                             body, notDecisions);
+        };
+    }
     QList<RouteSpec> routes;
     for (const char *path : {"/v1/decisions", "/api/alpha/decisions"}) {
         RouteSpec r;
@@ -114,7 +150,9 @@ QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
         r.auth = AuthMode::ApiKey;
         r.bucket = QStringLiteral("chat"); // shared with chat completions (spec 4.4)
         r.bodyLimit = 1024 * 1024;
-        r.handler = [this, client](const ContextPtr &ctx) { decide(*this, client, ctx); };
+        r.handler = [this, client, overChat](const ContextPtr &ctx) {
+            decide(*this, client, ctx, overChat);
+        };
         routes.append(std::move(r));
     }
     return routes;

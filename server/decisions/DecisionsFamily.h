@@ -3,6 +3,8 @@
 #include "DecisionsConfig.h"
 #include "ServiceFamily.h"
 
+class GatewayFamily;
+
 // Typed decisions (spec 4.4) as a service family; server/decisions/README.md has the shapes,
 // the validation, the configuration and the billing.
 //   config   the "decisions" section (DecisionsConfig.h): providers, models, prices, bounds;
@@ -12,6 +14,9 @@
 // The request is checked (DecisionRequest.h), credit is reserved, and the client's body goes
 // upstream with only `model` replaced; the upstream's answer comes back byte for byte, billed
 // from its usage.cost (1 credit = 1 USD), else from its tokens and the model's prices.
+// With decisions.chat_evaluator.enabled, a model that is not a decisions model but a chat model
+// of the text gateway is evaluated over that model instead (ChatEvaluatorCall.h), found
+// through link().
 class DecisionsFamily : public ServiceFamily
 {
 public:
@@ -19,6 +24,9 @@ public:
 
     QString name() const override { return QStringLiteral("decisions"); }
     void configure(const QJsonObject &section, const ServerSettings &server) override;
+    // Keeps the text gateway for the chat evaluator; throws when the evaluator is enabled in a
+    // build without it.
+    void link(const QList<ServiceFamily *> &families) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
     QJsonArray models() const override;
 
@@ -29,4 +37,6 @@ public:
 private:
     DecisionsConfig m_config;
     KeyRotation m_keys;
+    GatewayFamily *m_gateway = nullptr; // set by link() when the chat evaluator is enabled
+    qint64 m_maxStreamBuffer = 0;
 };

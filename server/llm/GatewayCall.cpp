@@ -243,6 +243,8 @@ void GatewayCall::onDone(UpstreamError error, const QString &message)
         }
         m_done = true;
         bill(false);
+        if (m_onAnswer)
+            return m_onAnswer(m_body, body);
         m_ctx->respondRaw(200, "application/json", body);
         return;
     }

@@ -7,6 +7,7 @@
 #include "upstream/KeyScrub.h"
 #include "upstream/UpstreamClient.h"
 
+#include <functional>
 #include <memory>
 #include <QList>
 #include <QSet>
@@ -33,6 +34,15 @@ public:
           m_model(std::move(model)), m_extraHeaders(std::move(extraHeaders))
     {
     }
+
+    // For a family that builds on one chat call (the decisions family's chat evaluator): the
+    // whole answer of a successful non-streaming call goes to `handler` instead of the client,
+    // with the request's usage() already filled and costed as the gateway bills the call; the
+    // handler answers the request (an error status there leaves it unbilled, as any failed
+    // request). Upstream failures are answered as for chat completions. Set before start().
+    using AnswerHandler =
+        std::function<void(const QByteArray &upstreamBody, const QByteArray &chatBody)>;
+    void setAnswerHandler(AnswerHandler handler) { m_onAnswer = std::move(handler); }
 
     void start();
 
@@ -81,4 +91,5 @@ private:
     SseParser m_sse;
     qint64 m_lastWriteMs = 0;
     bool m_done = false;
+    AnswerHandler m_onAnswer;
 };

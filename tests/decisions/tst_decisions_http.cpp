@@ -3,26 +3,19 @@
 // the upstream's answer passed through, the model's gateway/ prefix removed, billing exact from
 // usage.cost or from tokens and prices, the errors mapped and never billed, 402 and 503.
 
-#include "DecisionsConfig.h"
+#include "DecisionsTestSupport.h"
 #include "FakeUpstreamProcess.h"
-#include "ServerFixture.h"
-#include "upstream/JsonScan.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSqlQuery>
 #include <QTest>
 
+using namespace DecisionsTest;
+
 namespace {
 
 const QByteArray kUpstreamKey = "sk-decisions-upstream-SECRET-0123456789";
-
-void backends()
-{
-    QTest::addColumn<QString>("backend");
-    QTest::newRow("sqlite") << QStringLiteral("sqlite");
-    QTest::newRow("postgres") << QStringLiteral("postgres");
-}
 
 ServerSettings settingsFor(const FakeUpstreamProcess &fake, int totalMs = 20000,
                            int chatPerMinute = 600)
@@ -57,27 +50,6 @@ QJsonObject request(const QString &model, const QString &state)
                          {"quality", QJsonObject{{"type", "score"},
                                                  {"instructions", "Quality"},
                                                  {"criteria", QJsonArray{"bad", "ok", "good"}}}}}}};
-}
-
-HttpReply post(ServerFixture &f, const QByteArray &path, const QJsonObject &body,
-               const QByteArray &key)
-{
-    return f.client().postJson(path, QJsonDocument(body).toJson(QJsonDocument::Compact), key);
-}
-
-qint64 balance(ServerFixture &f)
-{
-    return f.store().balance(f.store().defaultAccountId());
-}
-
-// What the answer's usage.cost says, in units, read from its own text.
-qint64 reportedCost(const QByteArray &answer)
-{
-    const JsonScan::Span s = JsonScan::find(answer, {"usage", "cost"});
-    if (!s.found())
-        return -1;
-    return DecisionsConfig::costUnits(QByteArrayView(answer.constData() + s.begin, s.end - s.begin))
-        .value_or(-1);
 }
 
 } // namespace
