@@ -38,8 +38,10 @@ public:
         QByteArray cacheKey;
         qint64 cacheTtlMs = 0;
     };
-    static constexpr qint64 kHighWater = 1 << 20;
-    static constexpr qint64 kLowWater = 256 << 10;
+    // What a relay may hold for a slow client: 100 concurrent answers cost about 100 times this
+    // (tests/bench/social-bench.sh measures it).
+    static constexpr qint64 kHighWater = 256 << 10;
+    static constexpr qint64 kLowWater = 64 << 10;
 
     static void start(UpstreamClient &client, KeyRotation &keys, const SocialProvider &provider,
                       const ContextPtr &ctx, Request request);

@@ -15,7 +15,8 @@
 //                                     and progressing (an event within --progress-ms), and the
 //                                     VmRSS of each --rss-pid while all of them are open
 //
-// Common options: -H 'name: value' (repeatable), --body-file F, --timeout-s S (hard stop).
+// Common options: -H 'name: value' (repeatable), --body-file F, --get (GET without a body
+// instead of POST; the URL's query is sent as given), --timeout-s S (hard stop).
 // Prints one line of key=value pairs on stdout (times in microseconds); notes go to stderr.
 // Exit status 0 when the run completed (errors are counted, not fatal), 2 on bad usage, 1 when
 // the target cannot be reached at all.
@@ -74,6 +75,7 @@ struct Options
     std::string path;
     std::vector<std::string> headers;
     std::string body;
+    bool get = false;
     long requests = 1000;
     long warmup = 100;
     double rate = 500;
@@ -398,9 +400,12 @@ public:
         ev.data.ptr = nullptr;
         epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
         std::string hostHeader = o.host + ":" + std::to_string(o.port);
-        request = "POST " + o.path + " HTTP/1.1\r\nHost: " + hostHeader +
-                  "\r\nContent-Type: application/json\r\nAccept: */*\r\nContent-Length: " +
-                  std::to_string(o.body.size()) + "\r\n";
+        request = o.get
+                      ? "GET " + o.path + " HTTP/1.1\r\nHost: " + hostHeader + "\r\nAccept: */*\r\n"
+                      : "POST " + o.path + " HTTP/1.1\r\nHost: " + hostHeader +
+                            "\r\nContent-Type: application/json\r\nAccept: */*\r\n"
+                            "Content-Length: " +
+                            std::to_string(o.body.size()) + "\r\n";
         for (auto &h : o.headers)
             request += h + "\r\n";
         request += "\r\n" + o.body;
@@ -1198,6 +1203,8 @@ int main(int argc, char **argv)
             o.body = ss.str();
         } else if (a == "--body")
             o.body = val();
+        else if (a == "--get")
+            o.get = true;
         else if (a == "--requests")
             o.requests = std::atol(val().c_str());
         else if (a == "--warmup")
@@ -1229,6 +1236,8 @@ int main(int argc, char **argv)
         else
             usage("unknown option " + a);
     }
+    if (o.get && !o.body.empty())
+        usage("--get takes no body");
     if (o.rate <= 0 || o.durationS <= 0 || o.maxConns < 1 || o.streams < 1 || o.sampleMs < 10)
         usage("bad option value");
     if (o.mode == "latency")
