@@ -34,6 +34,9 @@ public:
     void setSqliteFullSync(bool on) { m_fullSync = on; }
     bool sqliteFullSync() const { return m_fullSync; }
 
+    // The SQLite file (empty for PostgreSQL).
+    QString sqlitePath() const { return m_path; }
+
     // Opens (or reuses) this thread's connection with the given name suffix. Throws StoreError.
     QSqlDatabase open(const QString &purpose) const;
     static void close(const QString &connectionName);

@@ -34,6 +34,11 @@ void DatabaseService::start(const QList<Migrations::Component> &families)
                                    // version to step over; 64 keeps group commit cheap there.
                                    m_config.isPostgres() ? 64 : 1024);
     m_writer->start();
+    if (!m_config.isPostgres()) {
+        m_checkpointer = std::make_unique<Checkpointer>(
+            m_config, [writer = m_writer.get()] { writer->requestCheckpoint(); });
+        m_checkpointer->start();
+    }
     for (int i = 0; i < m_readerCount; ++i) {
         m_readers.push_back(std::make_unique<DbWorker>(m_config, DbWorker::Mode::Reader,
                                                        QStringLiteral("reader%1").arg(i)));
@@ -47,6 +52,8 @@ void DatabaseService::stop()
         m_writer->shutdown();
     for (auto &r : m_readers)
         r->shutdown();
+    if (m_checkpointer)
+        m_checkpointer->shutdown();
 }
 
 void DatabaseService::flush()
@@ -75,41 +82,128 @@ void DatabaseService::applyLedger(QObject *context, qint64 accountId, const QStr
 void DatabaseService::settle(QObject *context, UsageRecord record,
                              std::function<void(DbResult<ChargeResult>)> done)
 {
-    struct Settled
+    if (!record.time.isValid()) // the announced record carries the stored time
+        record.time = QDateTime::currentDateTimeUtc();
+    bool post = false;
     {
-        ChargeResult charge;
-        UsageRecord usage;
-    };
-    write<Settled>(
-        context,
-        [record](Store &s) mutable {
-            Settled out;
-            if (!record.time.isValid()) // the announced record carries the stored time
-                record.time = QDateTime::currentDateTimeUtc();
-            if (record.cost > 0) {
-                out.charge = s.applyLedger(record.accountId, QStringLiteral("charge"), -record.cost,
-                                           record.endpoint, record.requestId,
-                                           std::numeric_limits<qint64>::min() / 2);
-                if (out.charge.status == ChargeResult::Status::Duplicate) {
-                    out.usage = record; // settled before: do not record usage twice
-                    return out;
-                }
+        std::lock_guard lock(m_settleMutex);
+        m_settlements.push_back(
+            PendingSettlement{std::move(record), context, context != nullptr, std::move(done)});
+        post = !std::exchange(m_settleQueued, true);
+    }
+    if (post)
+        postSettlements();
+}
+
+void DatabaseService::postSettlements()
+{
+    // One writer job takes every settlement queued when it runs (at most kMaxSettleBatch).
+    auto taken = std::make_shared<std::vector<PendingSettlement>>();
+    auto results = std::make_shared<QList<Store::Settlement>>();
+    m_writer->post(
+        [this, taken, results](Store &store) {
+            bool more = false;
+            {
+                std::lock_guard lock(m_settleMutex);
+                const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
+                taken->assign(std::make_move_iterator(m_settlements.begin()),
+                              std::make_move_iterator(m_settlements.begin() + n));
+                m_settlements.erase(m_settlements.begin(), m_settlements.begin() + n);
+                more = m_settleQueued = !m_settlements.empty();
             }
-            record.id = s.insertUsage(record);
-            out.usage = record;
-            return out;
+            if (more) // more than one batch waited: the rest in the next
+                postSettlements();
+            results->clear();
+            results->reserve(qsizetype(taken->size()));
+            for (const PendingSettlement &p : *taken)
+                results->append(Store::Settlement{p.record, {}, {}});
+            store.settleBatch(*results);
         },
-        [this, done = std::move(done)](const DbResult<Settled> &r) {
-            if (r.ok()) {
-                if (r.value.charge.status == ChargeResult::Status::Committed &&
-                    r.value.charge.entry.id)
-                    emit ledgerAppended(r.value.charge.entry);
-                if (r.value.usage.id)
-                    emit usageRecorded(r.value.usage);
+        [this, taken, results](const QString &error) {
+            if (!error.isEmpty() && taken->size() > 1) {
+                // One of them failed the batch: each on its own, so that only it fails.
+                for (PendingSettlement &p : *taken)
+                    settleOne(std::move(p));
+                return;
             }
-            if (done)
-                done(DbResult<ChargeResult>{r.value.charge, r.error});
+            finishSettlements(*taken, *results, error);
         });
+}
+
+void DatabaseService::settleOne(PendingSettlement pending)
+{
+    auto taken = std::make_shared<std::vector<PendingSettlement>>();
+    taken->push_back(std::move(pending));
+    auto results = std::make_shared<QList<Store::Settlement>>();
+    m_writer->post(
+        [taken, results](Store &store) {
+            // The statements one by one (Store::applyLedger, insertUsage), as before batching.
+            Store::Settlement out{taken->front().record, {}, {}};
+            UsageRecord &record = out.usage;
+            if (record.cost > 0) {
+                out.charge = store.applyLedger(record.accountId, QStringLiteral("charge"),
+                                               -record.cost, record.endpoint, record.requestId,
+                                               std::numeric_limits<qint64>::min() / 2);
+                if (out.charge.status == ChargeResult::Status::UnknownAccount)
+                    throw StoreError("unknown account");
+            }
+            if (out.charge.status != ChargeResult::Status::Duplicate)
+                record.id = store.insertUsage(record);
+            results->append(out);
+        },
+        [this, taken, results](const QString &error) {
+            finishSettlements(*taken, *results, error);
+        });
+}
+
+void DatabaseService::finishSettlements(std::vector<PendingSettlement> &taken,
+                                        const QList<Store::Settlement> &results,
+                                        const QString &error)
+{
+    // On the writer thread, after COMMIT. Each context gets one call back with its results, in
+    // order, not one event per settlement.
+    QHash<QObject *, QList<std::function<void()>>> byContext;
+    QHash<QObject *, QPointer<QObject>> guards;
+    for (size_t i = 0; i < taken.size(); ++i) {
+        PendingSettlement &p = taken[i];
+        DbResult<ChargeResult> r;
+        if (!error.isEmpty() || qsizetype(i) >= results.size()) {
+            r.error = error.isEmpty() ? QStringLiteral("not settled") : error;
+        } else {
+            const Store::Settlement &s = results[qsizetype(i)];
+            r.value = s.charge;
+            r.error = s.error;
+            if (s.error.isEmpty()) {
+                if (s.charge.status == ChargeResult::Status::Committed && s.charge.entry.id)
+                    emit ledgerAppended(s.charge.entry);
+                if (s.usage.id)
+                    emit usageRecorded(s.usage);
+            }
+        }
+        if (!p.done)
+            continue;
+        if (!p.hasContext) {
+            p.done(r);
+            continue;
+        }
+        QObject *key = p.context.data();
+        if (!key)
+            continue; // the context is gone: nobody to tell
+        guards.insert(key, p.context);
+        byContext[key].append([done = std::move(p.done), r] { done(r); });
+    }
+    for (auto it = byContext.begin(); it != byContext.end(); ++it) {
+        QObject *context = guards.value(it.key()).data();
+        if (!context)
+            continue;
+        QMetaObject::invokeMethod(
+            context,
+            [calls = std::move(it.value())] {
+                for (const auto &call : calls)
+                    call();
+            },
+            Qt::QueuedConnection);
+    }
 }
 
 void DatabaseService::recordUsage(UsageRecord record)

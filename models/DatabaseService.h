@@ -1,5 +1,6 @@
 #pragma once
 
+#include "Checkpointer.h"
 #include "DatabaseConfig.h"
 #include "DbWorker.h"
 #include "Migrations.h"
@@ -8,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <QObject>
 #include <QPointer>
 #include <vector>
@@ -42,6 +44,8 @@ public:
     const DatabaseConfig &config() const { return m_config; }
     qint64 defaultAccountId() const { return m_defaultAccount; }
     quint64 writerBatches() const { return m_writer ? m_writer->batches() : 0; }
+    // PASSIVE checkpoints the Checkpointer ran (SQLite; 0 on PostgreSQL).
+    quint64 checkpoints() const { return m_checkpointer ? m_checkpointer->checkpoints() : 0; }
 
     template <class R, class Fn, class Done> void read(QObject *context, Fn fn, Done done)
     {
@@ -59,7 +63,10 @@ public:
                      const QString &reason, const QString &requestId, qint64 floor,
                      std::function<void(DbResult<ChargeResult>)> done);
     // Usage record and, when cost > 0, its charge, in one transaction. The charge may take the
-    // balance below zero (the work was already delivered); see README, "Credits".
+    // balance below zero (the work was already delivered); see README, "Credits". Settlements
+    // queue for the writer, which stores all those waiting in one batch (Store::settleBatch);
+    // a batch that fails is retried one settlement at a time, so only a failing one fails.
+    // done runs on context's thread (every done of one batch in one event, in order).
     void settle(QObject *context, UsageRecord record,
                 std::function<void(DbResult<ChargeResult>)> done);
     void recordUsage(UsageRecord record);
@@ -98,10 +105,29 @@ private:
             });
     }
 
+    // Settlements wait here for the writer, which takes them in batches (Store::settleBatch).
+    struct PendingSettlement
+    {
+        UsageRecord record;
+        QPointer<QObject> context;
+        bool hasContext = false;
+        std::function<void(DbResult<ChargeResult>)> done;
+    };
+    static constexpr size_t kMaxSettleBatch = 4096;
+    void postSettlements();
+    void settleOne(PendingSettlement pending);
+    void finishSettlements(std::vector<PendingSettlement> &taken,
+                           const QList<Store::Settlement> &results, const QString &error);
+
+    std::mutex m_settleMutex;
+    std::vector<PendingSettlement> m_settlements;
+    bool m_settleQueued = false;
+
     DatabaseConfig m_config;
     int m_readerCount;
     std::vector<std::unique_ptr<DbWorker>> m_readers;
     std::unique_ptr<DbWorker> m_writer;
+    std::unique_ptr<Checkpointer> m_checkpointer; // SQLite only
     std::atomic<quint64> m_nextReader{0};
     qint64 m_defaultAccount = 0;
 };

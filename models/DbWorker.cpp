@@ -66,6 +66,20 @@ void DbWorker::run()
     try {
         QSqlDatabase db = m_config.open(m_name);
         connectionName = db.connectionName();
+        if (m_mode == Mode::Writer && !m_config.isPostgres()) {
+            // The Checkpointer copies the WAL into the database on its own thread and asks for
+            // the writer's checkpoint when it is time (Checkpointer.h); automatic ones remain
+            // as a safety net, every 65,536 pages instead of 1,000.
+            QSqlQuery q(db);
+            // Statement journals of multi-row inserts in memory, not in temporary files made
+            // and deleted every batch.
+            for (const char *pragma :
+                 {"PRAGMA wal_autocheckpoint=65536", "PRAGMA journal_size_limit=67108864",
+                  "PRAGMA temp_store=MEMORY"})
+                if (!q.exec(QString::fromLatin1(pragma)))
+                    throw StoreError(q.lastError().text().toStdString());
+        }
+
         store.emplace(db, m_config.kind());
     } catch (const StoreError &e) {
         openError = QString::fromUtf8(e.what());
@@ -91,6 +105,7 @@ void DbWorker::run()
         }
         runBatch(*store, batch);
     }
+    m_statements.clear(); // before their connection closes
     store.reset();
     if (!connectionName.isEmpty())
         DatabaseConfig::close(connectionName);
@@ -109,27 +124,44 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
             }
         }
     } else {
-        QSqlQuery q(store.database());
-        auto must = [&q](const QString &sql) {
-            if (!q.exec(sql))
+        // SQLite prepares these once per connection; QPSQL cannot prepare transaction control,
+        // so PostgreSQL runs them as text.
+        const bool pg = store.isPostgres();
+        QSqlQuery text(store.database());
+        auto must = [&](const char *sql) {
+            QSqlQuery &q = pg ? text : m_statements[sql];
+            if (!pg && !q.isActive() && q.lastQuery().isEmpty()) {
+                q = QSqlQuery(store.database());
+                if (!q.prepare(QString::fromLatin1(sql)))
+                    throw StoreError(q.lastError().text().toStdString());
+            }
+            if (!(pg ? q.exec(QString::fromLatin1(sql)) : q.exec()))
                 throw StoreError(q.lastError().text().toStdString());
+            if (!pg)
+                q.finish();
         };
+        // A lone job needs no savepoint: when it fails, the transaction is rolled back whole.
+        const bool alone = batch.size() == 1;
         try {
-            must(store.isPostgres() ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN IMMEDIATE"));
+            must(pg ? "BEGIN" : "BEGIN IMMEDIATE");
             for (size_t i = 0; i < batch.size(); ++i) {
-                must(QStringLiteral("SAVEPOINT job"));
+                if (!alone)
+                    must("SAVEPOINT job");
                 try {
                     batch[i].job(store);
-                    must(QStringLiteral("RELEASE SAVEPOINT job"));
+                    if (!alone)
+                        must("RELEASE SAVEPOINT job");
                 } catch (const std::exception &e) {
                     errors[i] = QString::fromUtf8(e.what());
-                    must(QStringLiteral("ROLLBACK TO SAVEPOINT job"));
-                    must(QStringLiteral("RELEASE SAVEPOINT job"));
+                    if (alone)
+                        throw;
+                    must("ROLLBACK TO SAVEPOINT job");
+                    must("RELEASE SAVEPOINT job");
                 }
             }
-            must(QStringLiteral("COMMIT"));
+            must("COMMIT");
         } catch (const std::exception &e) {
-            q.exec(QStringLiteral("ROLLBACK"));
+            text.exec(QStringLiteral("ROLLBACK"));
             const QString err = QString::fromUtf8(e.what());
             for (QString &slot : errors)
                 if (slot.isEmpty())
@@ -139,4 +171,9 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
     for (size_t i = 0; i < batch.size(); ++i)
         if (batch[i].completion)
             batch[i].completion(errors[i]);
+    if (m_checkpointWanted.exchange(false)) {
+        QSqlQuery q(store.database());
+        if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
+            qWarning("writer checkpoint failed: %s", qPrintable(q.lastError().text()));
+    }
 }

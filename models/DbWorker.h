@@ -6,7 +6,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <QSqlQuery>
 #include <QThread>
+#include <unordered_map>
 
 class Store;
 
@@ -36,6 +38,9 @@ public:
     void shutdown();
 
     quint64 batches() const { return m_batches; }
+    // SQLite writer: run a PASSIVE checkpoint after the current batch's answers went out (the
+    // Checkpointer asks once it has copied nearly everything, so that the WAL can start over).
+    void requestCheckpoint() { m_checkpointWanted = true; }
 
 protected:
     void run() override;
@@ -57,4 +62,7 @@ private:
     std::deque<Item> m_queue;
     bool m_stopping = false;
     std::atomic<quint64> m_batches{0};
+    std::atomic<bool> m_checkpointWanted{false};
+    // The writer's transaction statements, prepared once on SQLite (by their literal's address).
+    std::unordered_map<const char *, QSqlQuery> m_statements;
 };

@@ -320,6 +320,19 @@ qint64 Store::balance(qint64 accountId)
     return b;
 }
 
+Store::BalanceMark Store::balanceMark(qint64 accountId)
+{
+    QSqlQuery &q = prepared("SELECT balance, (SELECT COALESCE(MAX(id), 0) FROM ledger WHERE "
+                            "account_id = accounts.id) FROM accounts WHERE id = ?");
+    q.addBindValue(accountId);
+    exec(q);
+    if (!q.next())
+        throw StoreError("unknown account");
+    const BalanceMark mark{q.value(0).toLongLong(), q.value(1).toLongLong()};
+    q.finish();
+    return mark;
+}
+
 ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 amount,
                                 const QString &reason, const QString &requestId, qint64 floor)
 {

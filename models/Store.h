@@ -76,6 +76,14 @@ public:
     void touchControlToken(qint64 id, const QDateTime &when);
 
     qint64 balance(qint64 accountId);
+    // The balance with the id of the account's newest ledger entry (0: none), read together,
+    // so that readers of balances at different times can tell which is newer.
+    struct BalanceMark
+    {
+        qint64 balance = 0;
+        qint64 ledgerId = 0;
+    };
+    BalanceMark balanceMark(qint64 accountId);
     // Appends a ledger entry and moves the balance in the same statement pair. amount is the
     // signed change; for charges the balance must stay >= floor or nothing is written.
     // A kind + requestId pair already present is reported as Duplicate and not applied twice.
@@ -85,6 +93,21 @@ public:
     qint64 ledgerSum(qint64 accountId);
 
     qint64 insertUsage(const UsageRecord &record);
+
+    // One settlement of a batch: a usage record and, when its cost is positive, its charge.
+    struct Settlement
+    {
+        UsageRecord usage;   // in: the record (time set); out: with its id when stored
+        ChargeResult charge; // out
+        QString error;       // out: why this one alone was not stored (an unknown account)
+    };
+    // Settles a batch as applyLedger("charge", -cost, endpoint, requestId, no floor) then
+    // insertUsage for each item in order would (a duplicate charge stores no usage record), in
+    // a few statements per batch rather than several per item: one duplicate check, one balance
+    // update per account, and multi-row inserts of the ledger entries and usage records
+    // (models/SettleBatch.cpp). Inside the caller's transaction; throws StoreError when a
+    // statement fails, and then the caller must roll back whatever the batch wrote.
+    void settleBatch(QList<Settlement> &batch);
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 
@@ -99,6 +122,8 @@ public:
     QList<CatalogCacheEntry> catalogCache();
 
 private:
+    // A statement prepared once per connection, keyed by the address of its text (which must
+    // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);
     static void exec(QSqlQuery &q);
 

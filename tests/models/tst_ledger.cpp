@@ -3,6 +3,10 @@
 
 #include <atomic>
 #include <latch>
+#include <QFile>
+#include <QFileInfo>
+#include <QSet>
+#include <QSqlQuery>
 #include <QTest>
 #include <QThread>
 
@@ -139,6 +143,214 @@ private slots:
         const UsagePage page = s.usage(q);
         QCOMPARE(page.records.size(), 1);
         QCOMPARE(page.records.first().cost, qint64(80));
+    }
+
+    // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the
+    // same balances after each entry, the same usage records, ids matching their rows, for a
+    // batch that crosses every multi-row statement size, with duplicates (stored earlier and
+    // repeated within the batch), cost-free records and an unknown account.
+    void settleBatchMatchesOneByOne_data() { addBackendRows(); }
+    void settleBatchMatchesOneByOne()
+    {
+        SY_OPEN_DB(t);
+        {
+            DatabaseService db(t.config());
+            db.start(); // migrations
+            grant(db, 1'000'000);
+            db.stop();
+        }
+        QSqlDatabase conn = t.config().open(QStringLiteral("batch"));
+        Store s(conn, t.config().kind());
+        const qint64 account = s.defaultAccountId();
+        s.applyLedger(account, "charge", -5, "/v1/x", "stored-before", 0);
+        const qint64 start = s.balance(account);
+
+        QList<Store::Settlement> batch;
+        qint64 charged = 0;
+        for (int i = 0; i < 300; ++i) { // 256 + 32 + 8 + 4
+            UsageRecord u;
+            u.accountId = account;
+            u.endpoint = QStringLiteral("/v1/e%1").arg(i % 7);
+            u.model = QStringLiteral("m%1").arg(i);
+            u.cost = i % 5 == 0 ? 0 : i; // every fifth records usage only
+            u.status = 200;
+            u.requestId = QStringLiteral("req-%1").arg(i);
+            u.time = QDateTime::fromMSecsSinceEpoch(1'700'000'000'000 + i, Qt::UTC);
+            u.inputTokens = i * 3;
+            if (i == 17)
+                u.requestId = "stored-before";
+            if (i == 42 || i == 43)
+                u.requestId = "twice"; // the second is a duplicate of the first
+            if (i == 99)
+                u.accountId = 987654; // no such account: refused alone
+            batch.append(Store::Settlement{u, {}, {}});
+        }
+        s.transaction([&] { s.settleBatch(batch); });
+        qint64 expected = start;
+        QSet<qint64> ledgerIds, usageIds;
+        for (int i = 0; i < batch.size(); ++i) {
+            const Store::Settlement &r = batch[i];
+            if (i == 99) {
+                QCOMPARE(r.charge.status, ChargeResult::Status::UnknownAccount);
+                QVERIFY(!r.error.isEmpty());
+                QCOMPARE(r.usage.id, qint64(0));
+                continue;
+            }
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            if (i == 17 || i == 43) {
+                QCOMPARE(r.charge.status, ChargeResult::Status::Duplicate);
+                QCOMPARE(r.usage.id, qint64(0));
+                QVERIFY(r.charge.entry.id > 0);
+                QCOMPARE(r.charge.entry.requestId,
+                         i == 17 ? QStringLiteral("stored-before") : QStringLiteral("twice"));
+                if (i == 43)
+                    QCOMPARE(r.charge.entry.id, batch[42].charge.entry.id);
+                continue;
+            }
+            QVERIFY(r.usage.id > 0);
+            QVERIFY(!usageIds.contains(r.usage.id));
+            usageIds.insert(r.usage.id);
+            if (r.usage.cost == 0) {
+                QCOMPARE(r.charge.entry.id, qint64(0));
+                continue;
+            }
+            expected -= r.usage.cost;
+            charged += r.usage.cost;
+            QCOMPARE(r.charge.status, ChargeResult::Status::Committed);
+            QCOMPARE(r.charge.entry.amount, -r.usage.cost);
+            QCOMPARE(r.charge.entry.balanceAfter, expected);
+            QVERIFY(!ledgerIds.contains(r.charge.entry.id));
+            ledgerIds.insert(r.charge.entry.id);
+        }
+        QCOMPARE(s.balance(account), start - charged);
+        QCOMPARE(s.ledgerSum(account), s.balance(account));
+        // Every id names the row written for that settlement.
+        QSqlQuery q(conn);
+        QVERIFY(q.prepare("SELECT id, request_id, amount, balance_after FROM ledger WHERE "
+                          "kind = 'charge' AND request_id LIKE 'req-%'"));
+        QVERIFY(q.exec());
+        int rows = 0;
+        while (q.next()) {
+            const int i = q.value(1).toString().mid(4).toInt();
+            QCOMPARE(q.value(0).toLongLong(), batch[i].charge.entry.id);
+            QCOMPARE(q.value(2).toLongLong(), -batch[i].usage.cost);
+            QCOMPARE(q.value(3).toLongLong(), batch[i].charge.entry.balanceAfter);
+            ++rows;
+        }
+        QCOMPARE(rows, ledgerIds.size() - 1); // "twice" does not match req-%
+        QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost FROM "
+                          "usage_records"));
+        QVERIFY(q.exec());
+        rows = 0;
+        while (q.next()) {
+            const int i = q.value(2).toString().mid(1).toInt();
+            QCOMPARE(q.value(0).toLongLong(), batch[i].usage.id);
+            QCOMPARE(q.value(3).toLongLong(), qint64(i * 3));
+            QCOMPARE(q.value(4).toLongLong(), 1'700'000'000'000 + i);
+            QCOMPARE(q.value(5).toLongLong(), batch[i].usage.cost);
+            ++rows;
+        }
+        QCOMPARE(rows, usageIds.size());
+    }
+
+    // Through DatabaseService: settlements from many threads are stored in batches; one that
+    // fails (an unknown account) fails alone, the others of its batch are stored.
+    void settlementsBatchAndFailAlone_data() { addBackendRows(); }
+    void settlementsBatchAndFailAlone()
+    {
+        SY_OPEN_DB(t);
+        DatabaseService db(t.config());
+        db.start();
+        grant(db, 1'000'000);
+        constexpr int kThreads = 8;
+        constexpr int kPerThread = 250;
+        std::atomic<int> ok{0}, failed{0};
+        std::latch finished(kThreads * kPerThread);
+        std::vector<std::unique_ptr<QThread>> threads;
+        for (int w = 0; w < kThreads; ++w) {
+            threads.emplace_back(QThread::create([&, w] {
+                for (int i = 0; i < kPerThread; ++i) {
+                    UsageRecord u;
+                    u.accountId = w == 3 && i == 100 ? 424242 : db.defaultAccountId();
+                    u.endpoint = "/v1/test";
+                    u.cost = 3;
+                    u.status = 200;
+                    u.requestId = QStringLiteral("b-%1-%2").arg(w).arg(i);
+                    db.settle(nullptr, u, [&](const DbResult<ChargeResult> &r) {
+                        (r.ok() && r.value.status == ChargeResult::Status::Committed ? ok
+                                                                                     : failed)++;
+                        finished.count_down();
+                    });
+                }
+            }));
+            threads.back()->start();
+        }
+        finished.wait();
+        for (auto &th : threads)
+            th->wait();
+        QCOMPARE(failed.load(), 1);
+        QCOMPARE(ok.load(), kThreads * kPerThread - 1);
+        QVERIFY2(db.writerBatches() < quint64(kThreads * kPerThread),
+                 qPrintable(QString::number(db.writerBatches())));
+        db.stop();
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        Store s(conn, t.config().kind());
+        QCOMPARE(s.balance(s.defaultAccountId()),
+                 qint64(1'000'000 - 3 * (kThreads * kPerThread - 1)));
+        QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
+        QSqlQuery q(conn);
+        QVERIFY(q.exec("SELECT COUNT(*), SUM(cost) FROM usage_records"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toLongLong(), qint64(kThreads * kPerThread - 1));
+        QCOMPARE(q.value(1).toLongLong(), qint64(3 * (kThreads * kPerThread - 1)));
+    }
+
+    // SQLite's WAL under a stream of settlements: the Checkpointer copies it into the database
+    // on its own thread and the WAL starts over (its header's salt changes) instead of growing
+    // without end; every settlement is there afterwards.
+    void walIsCheckpointedAndStartsOver()
+    {
+        TestDatabase t(QStringLiteral("sqlite"));
+        DatabaseService db(t.config());
+        db.start();
+        grant(db, 1'000'000'000);
+        const QString wal = t.config().sqlitePath() + QStringLiteral("-wal");
+        const auto salt = [&wal] {
+            QFile f(wal);
+            return f.open(QIODevice::ReadOnly) ? f.read(32).mid(16, 8) : QByteArray();
+        };
+        const QByteArray firstSalt = salt();
+        QVERIFY(!firstSalt.isEmpty());
+        constexpr int kSettlements = 40'000; // about 30 MB of WAL written
+        std::atomic<int> done{0}, failed{0};
+        qint64 largest = 0;
+        for (int i = 0; i < kSettlements; ++i) {
+            UsageRecord u;
+            u.accountId = db.defaultAccountId();
+            u.endpoint = "/v1/test/" + QString::number(i % 97).repeated(8);
+            u.cost = 1;
+            u.status = 200;
+            u.requestId = QStringLiteral("w-%1").arg(i);
+            db.settle(nullptr, u, [&](const DbResult<ChargeResult> &r) {
+                if (!r.ok())
+                    ++failed;
+                ++done;
+            });
+            if (i % 500 == 0) {
+                QTRY_VERIFY(done.load() >= i - 2000); // keep a bounded number in flight
+                largest = std::max(largest, QFileInfo(wal).size());
+            }
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(done.load(), kSettlements, 60'000);
+        QCOMPARE(failed.load(), 0);
+        QTRY_VERIFY(db.checkpoints() > 0);
+        QVERIFY2(salt() != firstSalt, "the WAL never started over");
+        QVERIFY2(largest < 64LL << 20, qPrintable(QString::number(largest)));
+        db.stop();
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        Store s(conn, t.config().kind());
+        QCOMPARE(s.balance(s.defaultAccountId()), qint64(1'000'000'000 - kSettlements));
+        QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
     }
 };
 

@@ -1,0 +1,60 @@
+#include "Checkpointer.h"
+
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+
+Checkpointer::Checkpointer(DatabaseConfig config, std::function<void()> restartWanted)
+    : m_config(std::move(config)), m_restartWanted(std::move(restartWanted))
+{
+    setObjectName(QStringLiteral("checkpointer"));
+}
+
+Checkpointer::~Checkpointer()
+{
+    shutdown();
+}
+
+void Checkpointer::shutdown()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (isRunning())
+        wait();
+}
+
+void Checkpointer::run()
+{
+    QString name;
+    try {
+        QSqlDatabase db = m_config.open(QStringLiteral("checkpointer"));
+        name = db.connectionName();
+        const QString wal = m_config.sqlitePath() + QStringLiteral("-wal");
+        QSqlQuery q(db);
+        bool last = false;
+        while (!last) {
+            {
+                std::unique_lock lock(m_mutex);
+                m_wake.wait_for(lock, std::chrono::milliseconds(kPollMs),
+                                [this] { return m_stopping; });
+                last = m_stopping;
+            }
+            if (!last && QFileInfo(wal).size() < kWalBytes)
+                continue;
+            if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
+                ++m_checkpoints;
+            else
+                qWarning("checkpoint failed: %s", qPrintable(q.lastError().text()));
+            q.finish();
+            if (!last && m_restartWanted && QFileInfo(wal).size() >= kRestartBytes)
+                m_restartWanted();
+        }
+    } catch (const StoreError &e) {
+        qWarning("checkpointer: %s", e.what());
+    }
+    if (!name.isEmpty())
+        DatabaseConfig::close(name);
+}
