@@ -4,38 +4,88 @@
 
 #include <QPointer>
 
-CreditGate::CreditGate(DatabaseService &db, QObject *parent) : QObject(parent), m_db(db) {}
+CreditGate::CreditGate(DatabaseService &db, QObject *parent, int freshMs)
+    : QObject(parent), m_db(db), m_freshMs(freshMs)
+{
+    m_clock.start();
+}
+
+bool CreditGate::decide(Account &a, qint64 amount, bool refuse, const Done &done)
+{
+    // Checked and taken in one step on this thread: no two requests can both see the same
+    // headroom.
+    if (a.balance > 0 && a.balance - a.reserved >= amount) {
+        a.reserved += amount;
+        done(Outcome::Admitted, a.balance, a.reserved);
+        return true;
+    }
+    if (refuse)
+        done(Outcome::Insufficient, a.balance, a.reserved);
+    return refuse;
+}
 
 void CreditGate::admit(qint64 accountId, qint64 amount, QObject *context, Done done)
 {
+    Account &a = m_accounts[accountId];
+    if (a.ledgerId >= 0 && m_clock.elapsed() - a.knownAtMs <= m_freshMs &&
+        decide(a, amount, false, done))
+        return;
     QPointer<QObject> guard(context);
-    m_db.read<qint64>(
-        this, [accountId](Store &s) { return s.balance(accountId); },
-        [this, accountId, amount, guard, done](const DbResult<qint64> &r) {
-            if (!guard)
-                return;
-            if (!r.ok()) {
-                done(Outcome::Unavailable, 0, reserved(accountId));
-                return;
+    a.waiting.append([this, accountId, amount, guard, done = std::move(done)](bool read) {
+        if (!guard)
+            return;
+        Account &acc = m_accounts[accountId];
+        if (!read)
+            done(Outcome::Unavailable, 0, acc.reserved);
+        else
+            decide(acc, amount, true, done);
+    });
+    if (!a.reading)
+        read(accountId);
+}
+
+void CreditGate::read(qint64 accountId)
+{
+    m_accounts[accountId].reading = true;
+    const qint64 startedMs = m_clock.elapsed();
+    m_db.read<Store::BalanceMark>(
+        this, [accountId](Store &s) { return s.balanceMark(accountId); },
+        [this, accountId, startedMs](const DbResult<Store::BalanceMark> &r) {
+            Account &a = m_accounts[accountId];
+            a.reading = false;
+            if (r.ok()) {
+                // A settlement reported meanwhile may be newer than what the read saw.
+                if (r.value.ledgerId >= a.ledgerId) {
+                    a.balance = r.value.balance;
+                    a.ledgerId = r.value.ledgerId;
+                }
+                a.knownAtMs = startedMs;
             }
-            // Checked and taken in one step on this thread: no two requests
-            // can both see the same headroom.
-            const qint64 held = reserved(accountId);
-            if (r.value <= 0 || r.value - held < amount) {
-                done(Outcome::Insufficient, r.value, held);
-                return;
-            }
-            m_reserved[accountId] = held + amount;
-            done(Outcome::Admitted, r.value, held + amount);
+            // The waiters may admit for other accounts (and grow the hash): `a` is not used
+            // after this point.
+            const QList<std::function<void(bool)>> waiting = std::exchange(a.waiting, {});
+            for (const auto &w : waiting)
+                w(r.ok());
         });
 }
 
 void CreditGate::release(qint64 accountId, qint64 amount)
 {
-    auto it = m_reserved.find(accountId);
-    if (it == m_reserved.end())
+    auto it = m_accounts.find(accountId);
+    if (it == m_accounts.end())
         return;
-    *it -= amount;
-    if (*it <= 0)
-        m_reserved.erase(it);
+    it->reserved = qMax<qint64>(0, it->reserved - amount);
+}
+
+void CreditGate::noteBalance(qint64 accountId, qint64 balance, qint64 ledgerId)
+{
+    Account &a = m_accounts[accountId];
+    if (ledgerId > a.ledgerId) {
+        // Only a balance read from the database restarts the freshness clock: what this
+        // instance committed says nothing of other processes' charges.
+        if (a.ledgerId < 0)
+            a.knownAtMs = -m_freshMs - 1;
+        a.balance = balance;
+        a.ledgerId = ledgerId;
+    }
 }

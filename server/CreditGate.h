@@ -1,7 +1,9 @@
 #pragma once
 
 #include <functional>
+#include <QElapsedTimer>
 #include <QHash>
+#include <QList>
 #include <QObject>
 
 class DatabaseService;
@@ -11,6 +13,15 @@ class DatabaseService;
 // and holds that reservation until it settles. Settlement charges the actual cost, which may
 // exceed the reservation; so the balance can go below zero by at most the overrun of requests
 // admitted together, and no new request is admitted while the balance is not positive.
+//
+// Decided in memory on the server thread: the gate keeps each account's balance as last read
+// from the database or reported by this instance's own settlements (noteBalance), ordered by
+// the newest ledger entry id behind it. A request is admitted on a known balance up to
+// freshMs old; a refusal is only ever decided on a balance read for it (a grant made a moment
+// ago by the window or the command line admits at once), and an older or unknown balance is
+// read first. Reads for one account are coalesced: requests arriving meanwhile wait for it.
+// What another process charges shows here within freshMs, so instances sharing a database can
+// overdraw by at most what they admit in that time on each other's stale balances.
 class CreditGate : public QObject
 {
     Q_OBJECT
@@ -23,13 +34,35 @@ public:
     };
     using Done = std::function<void(Outcome outcome, qint64 balance, qint64 reserved)>;
 
-    explicit CreditGate(DatabaseService &db, QObject *parent = nullptr);
+    explicit CreditGate(DatabaseService &db, QObject *parent = nullptr, int freshMs = 1000);
 
+    // done runs at once when the known balance decides, else after the read.
     void admit(qint64 accountId, qint64 amount, QObject *context, Done done);
     void release(qint64 accountId, qint64 amount);
-    qint64 reserved(qint64 accountId) const { return m_reserved.value(accountId, 0); }
+    qint64 reserved(qint64 accountId) const
+    {
+        const auto it = m_accounts.constFind(accountId);
+        return it == m_accounts.cend() ? 0 : it->reserved;
+    }
+    // A balance this instance committed (the balance after its ledger entry ledgerId).
+    void noteBalance(qint64 accountId, qint64 balance, qint64 ledgerId);
 
 private:
+    struct Account
+    {
+        qint64 reserved = 0;
+        qint64 balance = 0;
+        qint64 ledgerId = -1; // -1: never read
+        qint64 knownAtMs = 0;
+        bool reading = false;
+        QList<std::function<void(bool read)>> waiting; // decided when the read ends
+    };
+    // Admits when the balance allows; refuses only when refuse is true.
+    bool decide(Account &a, qint64 amount, bool refuse, const Done &done);
+    void read(qint64 accountId);
+
     DatabaseService &m_db;
-    QHash<qint64, qint64> m_reserved;
+    const int m_freshMs;
+    QElapsedTimer m_clock;
+    QHash<qint64, Account> m_accounts;
 };

@@ -31,7 +31,7 @@ QString familyLabel(const ContextPtr &ctx)
 
 Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent)
     : QObject(parent), m_db(db), m_settings(settings), m_auth(db, settings.authCacheMs, this),
-      m_credits(db, this)
+      m_credits(db, this, settings.balanceFreshMs)
 {
 }
 
@@ -294,6 +294,7 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
                                                          "request was not charged.")));
                 return;
             }
+            noteCharge(r.value);
             write(ctx, status, headers, body);
         });
         return;
@@ -304,6 +305,12 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
         u.latencyMs = int(ctx->elapsedMs());
         m_db.recordUsage(u);
     }
+}
+
+void Pipeline::noteCharge(const ChargeResult &charge)
+{
+    if (charge.status == ChargeResult::Status::Committed && charge.entry.id)
+        m_credits.noteBalance(charge.entry.accountId, charge.entry.balanceAfter, charge.entry.id);
 }
 
 void Pipeline::appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers)
@@ -377,7 +384,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
     };
     if (metered && u.cost > 0) {
         // The stream's last event leaves only once its charge and usage record are committed.
-        m_db.settle(this, u, [ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
+        m_db.settle(this, u, [this, ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
             if (!r.ok()) {
                 qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
                          qPrintable(r.error));
@@ -390,6 +397,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
                 end(failedTail);
                 return;
             }
+            noteCharge(r.value);
             end(tail);
         });
         return;

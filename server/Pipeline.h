@@ -8,6 +8,7 @@
 #include "RequestContext.h"
 #include "Router.h"
 #include "ServerSettings.h"
+#include "Store.h"
 
 #include <QObject>
 
@@ -53,6 +54,8 @@ private:
     void run(const ContextPtr &ctx);
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void fillUsage(const ContextPtr &ctx, int status);
+    // Tells the credit gate the balance a settlement left.
+    void noteCharge(const ChargeResult &charge);
     static void appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers);
     void observe(const ContextPtr &ctx, int status);
 

@@ -55,6 +55,7 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
     intField("idle_timeout_ms", s.idleTimeoutMs);
     intField("drain_timeout_ms", s.drainTimeoutMs);
     intField("auth_cache_ms", s.authCacheMs);
+    intField("balance_fresh_ms", s.balanceFreshMs);
     intField("max_stream_buffer_bytes", s.maxStreamBuffer);
 
     s.configPath = path;

@@ -28,6 +28,8 @@ struct ServerSettings
     int idleTimeoutMs = 60'000;
     int drainTimeoutMs = 10'000;
     int authCacheMs = 2'000;
+    // How old a balance read may be and still admit a request (CreditGate).
+    int balanceFreshMs = 1'000;
     // Unsent bytes of a stream before its client is dropped as not reading.
     qint64 maxStreamBuffer = 16 * 1024 * 1024;
     QHash<QString, RateTier> tiers; // "default" always present after load
