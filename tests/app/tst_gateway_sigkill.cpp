@@ -1,4 +1,5 @@
-// SIGKILL during a burst of billed gateway requests: after the kill, every response a client
+// SIGKILL during a burst of billed requests (gateway calls, streamed or not; and the cheapest
+// billed request at the highest rate the server takes): after the kill, every response a client
 // received in full (a whole answer, or a stream through its final event) has its usage record
 // and its ledger charge, and the balance equals the ledger.
 
@@ -8,6 +9,7 @@
 #include "Store.h"
 #include "TestSupport.h"
 
+#include <functional>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -81,30 +83,16 @@ QString runCli(const QStringList &args, QByteArray *out = nullptr)
 class TestGatewaySigkill : public QObject
 {
     Q_OBJECT
-private slots:
-    void killDuringBilledBurst_data() { addBackendRows(); }
-    void killDuringBilledBurst()
+    // Starts the real server over t's database, keeps `clients` keep-alive connections
+    // sending request(key, i) back to back, SIGKILLs the server once killAfter complete 200s
+    // arrived, and checks the database against every complete 200 a client got.
+    void burstThenKill(TestDatabase &t, const QJsonObject &config, int clients, int killAfter,
+                       const std::function<QByteArray(const QByteArray &key, int client)> &request)
     {
-        SY_OPEN_DB(t);
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-
-        QTemporaryFile config;
-        QVERIFY(config.open());
-        const QString base = fake.base("/v1");
-        config.write(
-            QJsonDocument(
-                QJsonObject{
-                    {"gateway",
-                     QJsonObject{
-                         {"providers",
-                          QJsonObject{{"openai",
-                                       QJsonObject{{"base_url", base}, {"keys", QJsonArray{"u1"}}}},
-                                      {"anthropic", QJsonObject{{"base_url", base},
-                                                                {"keys", QJsonArray{"u2"}}}}}}}},
-                    {"rate_limits", QJsonObject{{"default", QJsonObject{{"chat", 0}}}}}})
-                .toJson());
-        config.flush();
+        QTemporaryFile configFile;
+        QVERIFY(configFile.open());
+        configFile.write(QJsonDocument(config).toJson());
+        configFile.flush();
 
         const QStringList where = t.cliArgs();
         QByteArray key;
@@ -112,9 +100,9 @@ private slots:
         QCOMPARE(runCli(QStringList{"credits", "grant", "--amount", "1000"} + where), QString());
 
         QProcess server;
-        server.start(
-            QStringLiteral(SERVER_BINARY),
-            QStringList{"serve", "--listen", "127.0.0.1:0", "--config", config.fileName()} + where);
+        server.start(QStringLiteral(SERVER_BINARY), QStringList{"serve", "--listen", "127.0.0.1:0",
+                                                                "--config", configFile.fileName()} +
+                                                        where);
         QByteArray err;
         QElapsedTimer t0;
         t0.start();
@@ -126,39 +114,37 @@ private slots:
         QVERIFY2(at >= 0, err.constData());
         const quint16 port = quint16(err.mid(at + 17, err.indexOf(' ', at) - at - 17).toUInt());
 
-        constexpr int kClients = 24;
-        constexpr int kKillAfter = 300;
-        std::vector<std::unique_ptr<Client>> clients;
+        std::vector<std::unique_ptr<Client>> open;
         QSet<QByteArray> received;
-        for (int i = 0; i < kClients; ++i) {
+        for (int i = 0; i < clients; ++i) {
             auto c = std::make_unique<Client>();
-            c->stream = i % 2 == 1;
+            c->stream = false;
             c->socket.connectToHost(QHostAddress::LocalHost, port);
             QVERIFY(c->socket.waitForConnected());
-            c->socket.write(chatRequest(key, c->stream));
+            c->socket.write(request(key, i));
             Client *raw = c.get();
-            connect(&c->socket, &QTcpSocket::readyRead, this, [raw, &received, &key] {
+            connect(&c->socket, &QTcpSocket::readyRead, this, [raw, i, &received, &key, &request] {
                 raw->buffer += raw->socket.readAll();
                 QByteArray id;
                 int status = 0;
                 while (takeResponse(raw->buffer, &id, &status)) {
                     if (status == 200)
                         received.insert(id);
-                    raw->socket.write(chatRequest(key, raw->stream));
+                    raw->socket.write(request(key, i));
                 }
             });
-            clients.push_back(std::move(c));
+            open.push_back(std::move(c));
         }
         QElapsedTimer burst;
         burst.start();
-        while (received.size() < kKillAfter && burst.elapsed() < 60'000)
+        while (received.size() < killAfter && burst.elapsed() < 60'000)
             QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
-        QVERIFY2(received.size() >= kKillAfter, "the burst did not get going");
+        QVERIFY2(received.size() >= killAfter, "the burst did not get going");
         server.kill(); // SIGKILL: no shutdown, no flush
         QVERIFY(server.waitForFinished(5000));
         QCOMPARE(server.exitStatus(), QProcess::CrashExit);
         // Responses that were complete in the socket buffers when the server died.
-        for (auto &c : clients) {
+        for (auto &c : open) {
             c->buffer += c->socket.readAll();
             QByteArray id;
             int status = 0;
@@ -183,13 +169,54 @@ private slots:
             if (!charged.contains(QString::fromLatin1(id)) ||
                 !recorded.contains(QString::fromLatin1(id)))
                 ++missing;
-        qInfo("received %lld complete billed responses; %lld charges and %lld billed usage "
-              "records in the database",
-              qint64(received.size()), qint64(charged.size()), qint64(recorded.size()));
+        qInfo("received %lld complete billed responses in %lld ms; %lld charges and %lld billed "
+              "usage records in the database",
+              qint64(received.size()), qint64(burst.elapsed()), qint64(charged.size()),
+              qint64(recorded.size()));
         QCOMPARE(missing, 0);
         QCOMPARE(charged, recorded); // charge and usage record commit together
         const qint64 account = store.defaultAccountId();
         QCOMPARE(store.balance(account), store.ledgerSum(account));
+    }
+
+private slots:
+    void killDuringBilledBurst_data() { addBackendRows(); }
+    void killDuringBilledBurst()
+    {
+        SY_OPEN_DB(t);
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        const QString base = fake.base("/v1");
+        const QJsonObject config{
+            {"gateway",
+             QJsonObject{{"providers",
+                          QJsonObject{{"openai",
+                                       QJsonObject{{"base_url", base}, {"keys", QJsonArray{"u1"}}}},
+                                      {"anthropic", QJsonObject{{"base_url", base},
+                                                                {"keys", QJsonArray{"u2"}}}}}}}},
+            {"rate_limits", QJsonObject{{"default", QJsonObject{{"chat", 0}}}}}};
+        burstThenKill(t, config, 24, 300, [](const QByteArray &key, int client) {
+            return chatRequest(key, client % 2 == 1);
+        });
+    }
+
+    // The highest-rate phase: 128 connections of the cheapest billed request (an address
+    // coordinate conversion) as fast as they go, so that the writer commits batches of
+    // hundreds of settlements and the checkpointer runs beside it; killed once 3,000 answers
+    // are out.
+    void killAtFullRate_data() { addBackendRows(); }
+    void killAtFullRate()
+    {
+        SY_OPEN_DB(t);
+        const QJsonObject config{
+            {"rate_limits", QJsonObject{{"default", QJsonObject{{"default", 0}, {"address", 0}}}}}};
+        burstThenKill(t, config, 128, 3000, [](const QByteArray &key, int) {
+            const QByteArray body = R"({"text": "120.026208,30.279212", "srcCoord": "gcj02"})";
+            return "POST /v1/address/transfer-coord HTTP/1.1\r\nHost: t\r\nAuthorization: "
+                   "Bearer " +
+                   key + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                   QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        });
     }
 };
 
