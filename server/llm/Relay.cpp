@@ -29,9 +29,7 @@ QByteArray compact(const QJsonObject &o)
 // A whole answer is checked before it is passed on: a truncated body is the upstream's fault.
 bool isJsonObject(const QByteArray &json)
 {
-    QJsonParseError error;
-    return QJsonDocument::fromJson(json, &error).isObject() &&
-           error.error == QJsonParseError::NoError;
+    return JsonScan::isObject(json);
 }
 
 // Whether a streamed chat chunk carries generated text or tool-call arguments.

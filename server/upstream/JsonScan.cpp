@@ -90,6 +90,194 @@ Span member(QByteArrayView s, qsizetype i, QByteArrayView key)
     }
 }
 
+// A strict validator: each returns the index one past what it accepted, or -1.
+class Validator
+{
+public:
+    explicit Validator(QByteArrayView s) : m_s(s) {}
+
+    qsizetype value(qsizetype i, int depth)
+    {
+        i = skipSpace(m_s, i);
+        if (i >= m_s.size())
+            return -1;
+        switch (m_s[i]) {
+        case '{':
+            return depth < kMaxDepth ? object(i, depth + 1) : -1;
+        case '[':
+            return depth < kMaxDepth ? array(i, depth + 1) : -1;
+        case '"':
+            return string(i);
+        case 't':
+            return literal(i, "true");
+        case 'f':
+            return literal(i, "false");
+        case 'n':
+            return literal(i, "null");
+        default:
+            return number(i);
+        }
+    }
+
+    qsizetype object(qsizetype i, int depth)
+    {
+        i = skipSpace(m_s, i + 1);
+        if (i < m_s.size() && m_s[i] == '}')
+            return i + 1;
+        for (;;) {
+            i = skipSpace(m_s, i);
+            if (i >= m_s.size() || m_s[i] != '"' || (i = string(i)) < 0)
+                return -1;
+            i = skipSpace(m_s, i);
+            if (i >= m_s.size() || m_s[i] != ':' || (i = value(i + 1, depth)) < 0)
+                return -1;
+            i = skipSpace(m_s, i);
+            if (i >= m_s.size())
+                return -1;
+            if (m_s[i] == '}')
+                return i + 1;
+            if (m_s[i] != ',')
+                return -1;
+            ++i;
+        }
+    }
+
+private:
+    static constexpr int kMaxDepth = 1024;
+
+    qsizetype array(qsizetype i, int depth)
+    {
+        i = skipSpace(m_s, i + 1);
+        if (i < m_s.size() && m_s[i] == ']')
+            return i + 1;
+        for (;;) {
+            if ((i = value(i, depth)) < 0)
+                return -1;
+            i = skipSpace(m_s, i);
+            if (i >= m_s.size())
+                return -1;
+            if (m_s[i] == ']')
+                return i + 1;
+            if (m_s[i] != ',')
+                return -1;
+            ++i;
+        }
+    }
+
+    qsizetype literal(qsizetype i, QByteArrayView word)
+    {
+        return m_s.sliced(i).startsWith(word) ? i + word.size() : -1;
+    }
+
+    static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+    qsizetype number(qsizetype i)
+    {
+        const qsizetype n = m_s.size();
+        if (i < n && m_s[i] == '-')
+            ++i;
+        if (i >= n || !digit(m_s[i]))
+            return -1;
+        if (m_s[i] == '0')
+            ++i;
+        else
+            while (i < n && digit(m_s[i]))
+                ++i;
+        if (i < n && m_s[i] == '.') {
+            if (++i >= n || !digit(m_s[i]))
+                return -1;
+            while (i < n && digit(m_s[i]))
+                ++i;
+        }
+        if (i < n && (m_s[i] == 'e' || m_s[i] == 'E')) {
+            if (++i < n && (m_s[i] == '+' || m_s[i] == '-'))
+                ++i;
+            if (i >= n || !digit(m_s[i]))
+                return -1;
+            while (i < n && digit(m_s[i]))
+                ++i;
+        }
+        return i;
+    }
+
+    static int hex(char c)
+    {
+        if (c >= '0' && c <= '9')
+            return c - '0';
+        if (c >= 'a' && c <= 'f')
+            return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+            return c - 'A' + 10;
+        return -1;
+    }
+
+    qsizetype string(qsizetype i)
+    {
+        const qsizetype n = m_s.size();
+        for (++i; i < n;) {
+            const uchar c = uchar(m_s[i]);
+            if (c == '"')
+                return i + 1;
+            if (c < 0x20)
+                return -1;
+            if (c == '\\') {
+                if (++i >= n)
+                    return -1;
+                const char e = m_s[i];
+                if (e == 'u') {
+                    if (i + 4 >= n)
+                        return -1;
+                    for (int k = 1; k <= 4; ++k)
+                        if (hex(m_s[i + k]) < 0)
+                            return -1;
+                    i += 5;
+                } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+                           e == 'r' || e == 't') {
+                    ++i;
+                } else {
+                    return -1;
+                }
+                continue;
+            }
+            if (c < 0x80) {
+                ++i;
+                continue;
+            }
+            // UTF-8: the sequence's length from its lead byte; no overlong forms, no
+            // surrogates, nothing above U+10FFFF.
+            int more = 0;
+            uint cp = 0;
+            if (c >= 0xc2 && c <= 0xdf) {
+                more = 1;
+                cp = c & 0x1f;
+            } else if (c >= 0xe0 && c <= 0xef) {
+                more = 2;
+                cp = c & 0x0f;
+            } else if (c >= 0xf0 && c <= 0xf4) {
+                more = 3;
+                cp = c & 0x07;
+            } else {
+                return -1;
+            }
+            if (i + more >= n)
+                return -1;
+            for (int k = 1; k <= more; ++k) {
+                const uchar t = uchar(m_s[i + k]);
+                if ((t & 0xc0) != 0x80)
+                    return -1;
+                cp = (cp << 6) | (t & 0x3f);
+            }
+            if ((more == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+                (more == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+                return -1;
+            i += more + 1;
+        }
+        return -1;
+    }
+
+    QByteArrayView m_s;
+};
+
 } // namespace
 
 Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path)
@@ -144,6 +332,16 @@ QByteArray quote(QByteArrayView text)
     }
     out.append('"');
     return out;
+}
+
+bool isObject(QByteArrayView json)
+{
+    const qsizetype start = skipSpace(json, 0);
+    if (start >= json.size() || json[start] != '{')
+        return false;
+    Validator v(json);
+    const qsizetype end = v.object(start, 1);
+    return end >= 0 && skipSpace(json, end) == json.size();
 }
 
 } // namespace JsonScan

@@ -26,6 +26,12 @@ Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path);
 bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
                    QByteArrayView value);
 
+// Whether the text is one whole, well-formed JSON object (RFC 8259: strings with their escapes
+// and valid UTF-8, numbers, literals, nesting at most 1,024 deep), surrounded by whitespace
+// only. Checks without building a document: the relays use it to tell a whole answer from a
+// truncated one, where QJsonDocument cost about 50,000 instructions per small answer.
+bool isObject(QByteArrayView json);
+
 // `text` as a JSON string literal, quotes included.
 QByteArray quote(QByteArrayView text);
 

@@ -15,6 +15,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
 #include <stdexcept>
@@ -168,6 +169,9 @@ private slots:
     void json_quote_data();
     void json_quote();
     void json_quoteEveryByteRoundTrips();
+    void json_isObject_data();
+    void json_isObject();
+    void json_isObjectAgreesWithQJsonDocument();
 
     // 3. TokenUsage::cost
     void cost_data();
@@ -375,6 +379,93 @@ void TestLlm::sse_formatRoundTrip()
 }
 
 // --- 2. JsonScan -----------------------------------------------------------------------------
+
+void TestLlm::json_isObject_data()
+{
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<bool>("object");
+    const auto row = [](const char *name, const QByteArray &json, bool object) {
+        QTest::newRow(name) << json << object;
+    };
+    row("empty object", "{}", true);
+    row("spaces around", " \r\n\t{ } \n", true);
+    row("answer",
+        R"({"id":"c","choices":[{"message":{"content":"hi \"x\" \u00e9\n"}}],)"
+        R"("usage":{"prompt_tokens":3,"n":-0.5e+3,"f":1.25E-2},"a":[true,false,null,[]]})",
+        true);
+    row("utf-8", "{\"k\":\"\xe4\xb8\xad\xf0\x9f\x98\x80\"}", true);
+    row("empty", "", false);
+    row("spaces only", "   ", false);
+    row("array", "[1]", false);
+    row("string", "\"x\"", false);
+    row("truncated", R"({"choices":[{"message":{"content":"hi)", false);
+    row("truncated after value", R"({"a":1)", false);
+    row("trailing comma", R"({"a":1,})", false);
+    row("two documents", "{}{}", false);
+    row("garbage after", "{} x", false);
+    row("unquoted key", "{a:1}", false);
+    row("single quotes", "{'a':1}", false);
+    row("leading zero", R"({"a":01})", false);
+    row("bare dot", R"({"a":.5})", false);
+    row("dot without digits", R"({"a":1.})", false);
+    row("plus sign", R"({"a":+1})", false);
+    row("bad literal", R"({"a":tru})", false);
+    row("bad escape", R"({"a":"\x41"})", false);
+    row("short unicode escape", R"({"a":"\u12"})", false);
+    row("raw control character", "{\"a\":\"x\ty\"}", false);
+    row("overlong utf-8", "{\"a\":\"\xc0\xaf\"}", false);
+    row("surrogate in utf-8", "{\"a\":\"\xed\xa0\x80\"}", false);
+    row("cut utf-8", "{\"a\":\"\xe4\xb8\"}", false);
+    row("missing colon", R"({"a" 1})", false);
+    row("missing value", R"({"a":})", false);
+    row("deep", QByteArray(1024, '[').prepend("{\"a\":") + QByteArray(1024, ']') + '}', false);
+    row("deep enough", QByteArray(1000, '[').prepend("{\"a\":") + QByteArray(1000, ']') + '}',
+        true);
+}
+
+void TestLlm::json_isObject()
+{
+    QFETCH(QByteArray, json);
+    QFETCH(bool, object);
+    QCOMPARE(JsonScan::isObject(json), object);
+}
+
+// Random answers, whole, cut, or with a byte replaced at random: isObject agrees with
+// QJsonDocument, outside what QJsonDocument accepts and RFC 8259 does not (invalid escapes,
+// ".5", "1.", raw control characters), which these samples and corruptions never make.
+void TestLlm::json_isObjectAgreesWithQJsonDocument()
+{
+    QRandomGenerator rng(20261126);
+    const QList<QByteArray> samples = {
+        R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Echo: \u4e2d hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":8,"total_tokens":12}})",
+        R"({"a":[1,-25,3e2,{"b":null,"c":[true,false]}],"s":"x\/z","e":{}})",
+    };
+    int checked = 0;
+    for (int round = 0; round < 4000; ++round) {
+        QByteArray json = samples[rng.bounded(samples.size())];
+        switch (rng.bounded(3)) {
+        case 0:
+            json.truncate(rng.bounded(json.size() + 1));
+            break;
+        case 1: {
+            // Nothing after a '\\', no '\\' or '.', and samples without decimals: no invalid
+            // escape or "2." is made, which QJsonDocument would accept.
+            const int at = rng.bounded(json.size());
+            if (at == 0 || json[at - 1] != '\\')
+                json[at] = " {}[]\":,019-tfnu"[rng.bounded(16)];
+            break;
+        }
+        default:
+            break;
+        }
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+        const bool qt = error.error == QJsonParseError::NoError && doc.isObject();
+        QVERIFY2(JsonScan::isObject(json) == qt, json.constData());
+        ++checked;
+    }
+    QCOMPARE(checked, 4000);
+}
 
 void TestLlm::json_findNested()
 {
