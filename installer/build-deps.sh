@@ -27,6 +27,8 @@ packages=(
     qt6-multimedia-dev
     # plugins loaded at run time: the SQL drivers (SQLite store, PostgreSQL store)
     libqt6sql6-sqlite libqt6sql6-psql qt6-qpa-plugins
+    # SQLite's own API for the writer's settlements (the library QSQLITE loads)
+    libsqlite3-dev
     # upstream calls: libcurl, and the CA certificates TLS checks them against
     libcurl4-openssl-dev ca-certificates curl
     # the PostgreSQL store for shared deployments (and its test rows)

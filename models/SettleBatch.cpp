@@ -2,7 +2,11 @@
 // Measured with callgrind on 2,000 billed requests (tests/bench/README.md, "The charge path"):
 // per settlement, the duplicate SELECT, UPDATE ... RETURNING, two INSERT ... RETURNING and
 // their bindings cost about 300,000 instructions one by one, most of it SQLite opening
-// ephemeral tables for RETURNING and starting and ending each statement.
+// ephemeral tables for RETURNING and starting and ending each statement. Batched, Qt SQL's
+// binding (about 2,800 instructions a value: it names each position with QString::arg) and its
+// per-execution result cache were the largest part left, so on SQLite the statements run on
+// SQLite's own API (SqliteStatements.h); PostgreSQL keeps Qt SQL (its cost is round trips).
+#include "SqliteStatements.h"
 #include "Store.h"
 
 #include <array>
@@ -10,6 +14,7 @@
 #include <QMap>
 #include <QSqlError>
 #include <QVariant>
+#include <sqlite3.h>
 
 namespace {
 
@@ -17,7 +22,6 @@ namespace {
 // few statements each prepared once per connection (256 usage rows bind 4,864 values, within
 // SQLite's 32,766 and PostgreSQL's 65,535).
 constexpr int kSizes = 9;
-constexpr qsizetype kMaxRows = qsizetype(1) << (kSizes - 1);
 
 using Texts = std::array<QByteArray, kSizes>;
 
@@ -82,16 +86,6 @@ const Texts &usageTexts(bool postgres)
     return postgres ? pg : sqlite;
 }
 
-QString text(const QString &s)
-{
-    return s.isNull() ? QStringLiteral("") : s;
-}
-
-QVariant idOrNull(qint64 id)
-{
-    return id ? QVariant(id) : QVariant(QMetaType::fromType<qint64>());
-}
-
 // Splits n rows into chunks of the prepared sizes: (size index, first row).
 QList<QPair<int, qsizetype>> chunks(qsizetype n)
 {
@@ -108,6 +102,120 @@ QList<QPair<int, qsizetype>> chunks(qsizetype n)
 }
 
 } // namespace
+
+// One execution of a prepared statement, on Qt SQL (PostgreSQL) or SQLite's own API: bind in
+// order, run, read the rows; reset when destroyed.
+class SettleStatement
+{
+public:
+    virtual ~SettleStatement() = default;
+    virtual void bind(qint64 value) = 0;
+    virtual void bind(const QString &value) = 0; // a null string binds ""
+    virtual void bindNull() = 0;
+    virtual void run() = 0;
+    virtual bool next() = 0;
+    virtual qint64 integer(int column) = 0;
+    virtual QString text(int column) = 0;
+    virtual qint64 changes() = 0;      // rows an UPDATE changed
+    virtual qint64 lastInsertId() = 0; // SQLite: the last row an INSERT made
+    void bindId(qint64 id) { id ? bind(id) : bindNull(); }
+};
+
+namespace {
+
+class QtStatement final : public SettleStatement
+{
+public:
+    explicit QtStatement(QSqlQuery &q) : m_q(q) {}
+    ~QtStatement() override { m_q.finish(); }
+    void bind(qint64 value) override { m_q.addBindValue(value); }
+    void bind(const QString &value) override
+    {
+        m_q.addBindValue(value.isNull() ? QStringLiteral("") : value);
+    }
+    void bindNull() override { m_q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
+    void run() override
+    {
+        if (!m_q.exec())
+            throw StoreError(m_q.lastError().text().toStdString());
+    }
+    bool next() override { return m_q.next(); }
+    qint64 integer(int column) override { return m_q.value(column).toLongLong(); }
+    QString text(int column) override { return m_q.value(column).toString(); }
+    qint64 changes() override { return m_q.numRowsAffected(); }
+    qint64 lastInsertId() override { return m_q.lastInsertId().toLongLong(); }
+
+private:
+    QSqlQuery &m_q;
+};
+
+class SqliteStatement final : public SettleStatement
+{
+public:
+    SqliteStatement(SqliteStatements &cache, const char *sql) : m_cache(cache), m_s(cache.get(sql))
+    {
+    }
+    ~SqliteStatement() override { sqlite3_reset(m_s); }
+    void bind(qint64 value) override { check(sqlite3_bind_int64(m_s, ++m_at, value)); }
+    void bind(const QString &value) override
+    {
+        // A null QString has no data: bind "", never SQL NULL (the columns are NOT NULL).
+        static const char16_t empty = 0;
+        const void *data = value.isNull() ? static_cast<const void *>(&empty)
+                                          : static_cast<const void *>(value.utf16());
+        check(sqlite3_bind_text16(m_s, ++m_at, data, int(value.size() * 2), SQLITE_TRANSIENT));
+    }
+    void bindNull() override { check(sqlite3_bind_null(m_s, ++m_at)); }
+    void run() override { m_row = step(); }
+    bool next() override
+    {
+        if (m_row) {
+            m_row = false;
+            return true;
+        }
+        return step();
+    }
+    qint64 integer(int column) override { return sqlite3_column_int64(m_s, column); }
+    QString text(int column) override
+    {
+        const auto *data = static_cast<const char16_t *>(sqlite3_column_text16(m_s, column));
+        return QString::fromUtf16(data, sqlite3_column_bytes16(m_s, column) / 2);
+    }
+    qint64 changes() override { return sqlite3_changes64(m_cache.handle()); }
+    qint64 lastInsertId() override { return sqlite3_last_insert_rowid(m_cache.handle()); }
+
+private:
+    void check(int rc) const
+    {
+        if (rc != SQLITE_OK)
+            m_cache.fail();
+    }
+    bool step()
+    {
+        const int rc = sqlite3_step(m_s);
+        if (rc == SQLITE_ROW)
+            return true;
+        if (rc != SQLITE_DONE)
+            m_cache.fail();
+        return false;
+    }
+
+    SqliteStatements &m_cache;
+    sqlite3_stmt *m_s;
+    int m_at = 0;
+    bool m_row = false;
+};
+
+} // namespace
+
+std::unique_ptr<SettleStatement> Store::statement(const char *sql)
+{
+    if (isPostgres())
+        return std::make_unique<QtStatement>(prepared(sql));
+    if (!m_sqlite)
+        m_sqlite = std::make_shared<SqliteStatements>(m_db);
+    return std::make_unique<SqliteStatement>(*m_sqlite, sql);
+}
 
 void Store::settleBatch(QList<Settlement> &batch)
 {
@@ -149,28 +257,23 @@ void Store::settleBatch(QList<Settlement> &batch)
     if (!firstCharge.isEmpty()) {
         const QStringList ids = firstCharge.keys();
         for (const auto &[size, at] : chunks(ids.size())) {
-            QSqlQuery &q = prepared(duplicateTexts()[size].constData());
+            const auto q = statement(duplicateTexts()[size].constData());
             for (qsizetype r = 0; r < (qsizetype(1) << size); ++r)
-                q.addBindValue(ids[at + r]);
-            exec(q);
-            while (q.next()) {
-                const qsizetype i = firstCharge.value(q.value(6).toString(), -1);
+                q->bind(ids[at + r]);
+            q->run();
+            while (q->next()) {
+                const qsizetype i = firstCharge.value(q->text(6), -1);
                 if (i < 0)
                     continue;
                 role[i] = Duplicate;
                 Settlement &s = batch[i];
                 s.charge.status = ChargeResult::Status::Duplicate;
-                s.charge.entry =
-                    LedgerEntry{q.value(0).toLongLong(),
-                                q.value(1).toLongLong(),
-                                q.value(2).toString(),
-                                q.value(3).toLongLong(),
-                                q.value(4).toLongLong(),
-                                q.value(5).toString(),
-                                q.value(6).toString(),
-                                QDateTime::fromMSecsSinceEpoch(q.value(7).toLongLong(), Qt::UTC)};
+                s.charge.entry = LedgerEntry{
+                    q->integer(0), q->integer(1),
+                    q->text(2),    q->integer(3),
+                    q->integer(4), q->text(5),
+                    q->text(6),    QDateTime::fromMSecsSinceEpoch(q->integer(7), Qt::UTC)};
             }
-            q.finish();
         }
         charges.removeIf([&role](qsizetype i) { return role[i] != Charge; });
     }
@@ -181,18 +284,20 @@ void Store::settleBatch(QList<Settlement> &batch)
         total[batch[i].usage.accountId] -= batch[i].usage.cost;
     QHash<qint64, qint64> running; // account -> balance before the next entry
     for (auto it = total.cbegin(); it != total.cend(); ++it) {
-        QSqlQuery &upd = prepared("UPDATE accounts SET balance = balance + ? WHERE id = ?");
-        upd.addBindValue(it.value());
-        upd.addBindValue(it.key());
-        exec(upd);
-        if (upd.numRowsAffected() != 1)
-            continue; // no such account: its settlements fail below
-        QSqlQuery &bal = prepared("SELECT balance FROM accounts WHERE id = ?");
-        bal.addBindValue(it.key());
-        exec(bal);
-        bal.next();
-        running.insert(it.key(), bal.value(0).toLongLong() - it.value());
-        bal.finish();
+        {
+            const auto upd = statement("UPDATE accounts SET balance = balance + ? WHERE id = ?");
+            upd->bind(it.value());
+            upd->bind(it.key());
+            upd->run();
+            if (upd->changes() != 1)
+                continue; // no such account: its settlements fail below
+        }
+        const auto bal = statement("SELECT balance FROM accounts WHERE id = ?");
+        bal->bind(it.key());
+        bal->run();
+        if (!bal->next())
+            throw StoreError("the account's balance could not be read back");
+        running.insert(it.key(), bal->integer(0) - it.value());
     }
     for (qsizetype i = 0; i < batch.size(); ++i) {
         const auto acc = running.find(batch[i].usage.accountId);
@@ -216,37 +321,37 @@ void Store::settleBatch(QList<Settlement> &batch)
     charges.removeIf([&role](qsizetype i) { return role[i] != Charge; });
 
     // The ledger entries, then the usage records, each in a few multi-row inserts.
-    const auto insertRows = [this, pg](const Texts &sql, const QList<qsizetype> &items,
-                                       const std::function<void(QSqlQuery &, qsizetype)> &bind,
-                                       const std::function<void(qsizetype, qint64)> &setId) {
+    const auto insertRows = [this,
+                             pg](const Texts &sql, const QList<qsizetype> &items,
+                                 const std::function<void(SettleStatement &, qsizetype)> &bind,
+                                 const std::function<void(qsizetype, qint64)> &setId) {
         for (const auto &[size, at] : chunks(items.size())) {
             const qsizetype rows = qsizetype(1) << size;
-            QSqlQuery &q = prepared(sql[size].constData());
+            const auto q = statement(sql[size].constData());
             for (qsizetype r = 0; r < rows; ++r)
-                bind(q, items[at + r]);
-            exec(q);
+                bind(*q, items[at + r]);
+            q->run();
             if (pg) {
-                for (qsizetype r = 0; r < rows && q.next(); ++r)
-                    setId(items[at + r], q.value(0).toLongLong());
+                for (qsizetype r = 0; r < rows && q->next(); ++r)
+                    setId(items[at + r], q->integer(0));
             } else {
-                const qint64 last = q.lastInsertId().toLongLong();
+                const qint64 last = q->lastInsertId();
                 for (qsizetype r = 0; r < rows; ++r)
                     setId(items[at + r], last - rows + 1 + r);
             }
-            q.finish();
         }
     };
     insertRows(
         ledgerTexts(pg), charges,
-        [&batch](QSqlQuery &q, qsizetype i) {
+        [&batch](SettleStatement &q, qsizetype i) {
             const LedgerEntry &e = batch[i].charge.entry;
-            q.addBindValue(e.accountId);
-            q.addBindValue(e.kind);
-            q.addBindValue(e.amount);
-            q.addBindValue(e.balanceAfter);
-            q.addBindValue(text(e.reason));
-            q.addBindValue(text(e.requestId));
-            q.addBindValue(e.created.toMSecsSinceEpoch());
+            q.bind(e.accountId);
+            q.bind(e.kind);
+            q.bind(e.amount);
+            q.bind(e.balanceAfter);
+            q.bind(e.reason);
+            q.bind(e.requestId);
+            q.bind(e.created.toMSecsSinceEpoch());
         },
         [&batch](qsizetype i, qint64 id) { batch[i].charge.entry.id = id; });
 
@@ -256,27 +361,27 @@ void Store::settleBatch(QList<Settlement> &batch)
             usage.append(i);
     insertRows(
         usageTexts(pg), usage,
-        [&batch, now](QSqlQuery &q, qsizetype i) {
+        [&batch, now](SettleStatement &q, qsizetype i) {
             const UsageRecord &r = batch[i].usage;
-            q.addBindValue(r.accountId);
-            q.addBindValue(idOrNull(r.keyId));
-            q.addBindValue(idOrNull(r.tokenId));
-            q.addBindValue(r.time.isValid() ? r.time.toMSecsSinceEpoch() : now);
-            q.addBindValue(text(r.endpoint));
-            q.addBindValue(text(r.model));
-            q.addBindValue(r.inputTokens);
-            q.addBindValue(r.outputTokens);
-            q.addBindValue(r.cacheReadTokens);
-            q.addBindValue(r.cacheWriteTokens);
-            q.addBindValue(r.characters);
-            q.addBindValue(r.audioMs);
-            q.addBindValue(r.requests);
-            q.addBindValue(r.cost);
-            q.addBindValue(r.status);
-            q.addBindValue(r.latencyMs);
-            q.addBindValue(text(r.requestId));
-            q.addBindValue(r.estimated ? 1 : 0);
-            q.addBindValue(r.images);
+            q.bind(r.accountId);
+            q.bindId(r.keyId);
+            q.bindId(r.tokenId);
+            q.bind(r.time.isValid() ? r.time.toMSecsSinceEpoch() : now);
+            q.bind(r.endpoint);
+            q.bind(r.model);
+            q.bind(r.inputTokens);
+            q.bind(r.outputTokens);
+            q.bind(r.cacheReadTokens);
+            q.bind(r.cacheWriteTokens);
+            q.bind(r.characters);
+            q.bind(r.audioMs);
+            q.bind(r.requests);
+            q.bind(r.cost);
+            q.bind(qint64(r.status));
+            q.bind(qint64(r.latencyMs));
+            q.bind(r.requestId);
+            q.bind(qint64(r.estimated ? 1 : 0));
+            q.bind(r.images);
         },
         [&batch](qsizetype i, qint64 id) { batch[i].usage.id = id; });
 

@@ -122,6 +122,8 @@ QSqlQuery &Store::prepared(const char *sql)
     auto it = m_prepared.find(sql);
     if (it == m_prepared.end()) {
         QSqlQuery q(m_db);
+        // Rows are read once, in order: no result cache to fill (and clear) on every exec.
+        q.setForwardOnly(true);
         if (!q.prepare(QString::fromUtf8(sql)))
             throw StoreError(q.lastError().text().toStdString());
         it = m_prepared.insert(sql, q);

@@ -4,9 +4,13 @@
 #include "Records.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <QHash>
 #include <QSqlQuery>
+
+class SettleStatement;
+class SqliteStatements;
 
 struct UsageQuery
 {
@@ -122,6 +126,8 @@ public:
     QList<CatalogCacheEntry> catalogCache();
 
 private:
+    // settleBatch's statements: SQLite's own API on SQLite, Qt SQL on PostgreSQL.
+    std::unique_ptr<SettleStatement> statement(const char *sql);
     // A statement prepared once per connection, keyed by the address of its text (which must
     // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);
@@ -130,5 +136,6 @@ private:
     QSqlDatabase m_db;
     DatabaseConfig::Kind m_kind;
     QHash<const char *, QSqlQuery> m_prepared;
+    std::shared_ptr<SqliteStatements> m_sqlite; // SQLite: settleBatch's statements
     qint64 m_defaultAccount = 0;
 };
