@@ -87,6 +87,8 @@ ImportReport importFile(Store &store, Kind kind, const QString &path, bool repla
 std::shared_ptr<const LocalData> load(Store &store)
 {
     AddressStore::Rows rows = AddressStore::load(store);
+    if (rows.zipcodes.empty() && rows.pois.empty())
+        return LocalData::empty(); // nothing to index: the gazetteer stays unbuilt until used
     std::vector<LocalData::ZipEntry> zips;
     zips.reserve(rows.zipcodes.size());
     for (AddressStore::ZipRow &z : rows.zipcodes)

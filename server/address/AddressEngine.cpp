@@ -185,7 +185,8 @@ void AddressEngine::rebuildSearchIndex()
     for (const LocalData::Poi &p : data->pois())
         pois.append(SearchIndex::Entry{p.name, p.aliases, QStringLiteral("poi"), QString(),
                                        p.divcode, SearchIndex::Point{p.lon, p.lat}});
-    auto index = pois.isEmpty() ? builtinIndex()
+    // Without POIs, searchIndex() answers from the divisions' index, built on first use.
+    auto index = pois.isEmpty() ? nullptr
                                 : std::make_shared<const SearchIndex>(
                                       Gazetteer::builtin(), Pinyin::builtin(), std::move(pois));
     {

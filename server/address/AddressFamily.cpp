@@ -120,6 +120,11 @@ void AddressFamily::configure(const QJsonObject &section, const ServerSettings &
         // Rounded, not truncated (0.29 s is 290 ms); a positive value never turns into 0.
         m_reloadMs = seconds > 0 ? std::max(1, int(std::lround(seconds * 1000))) : 0;
     }
+    if (section.contains("warm_up")) {
+        if (!section.value("warm_up").isBool())
+            throw std::runtime_error("config: address.warm_up must be true or false");
+        m_warmUp = section.value("warm_up").toBool();
+    }
     if (section.contains("upstream")) {
         if (!section.value("upstream").isObject())
             throw std::runtime_error("config: address.upstream must be an object");
@@ -160,7 +165,8 @@ QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
         });
         timer->start(m_reloadMs);
     }
-    m_engine->warmUp();
+    if (m_warmUp)
+        m_engine->warmUp();
     return addressRoutes(scope.parent, *m_engine, m_price, m_upstream);
 }
 

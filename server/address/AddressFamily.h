@@ -12,7 +12,9 @@ class QObject;
 // The Chinese address services (spec 4.7) as a service family; server/address/README.md has
 // every endpoint's shapes, the configuration, the billing rule, the tables and the commands.
 //   config     the "address" section: price_per_request (credits, default "0.0001"),
-//              reload_seconds (default 30; 0: only at start; fractions allowed), upstream
+//              reload_seconds (default 30; 0: only at start; fractions allowed), warm_up
+//              (default false: the engine's tables, about 45 MiB, are built when a request
+//              first needs them; true: all of them right after start), upstream
 //              (AddressUpstreamConfig.h);
 //   tables     imported zip codes and POIs (models/address/AddressTables.h, AddressStore.h);
 //   start      loads the imported data into the family's engine on a thread of its own;
@@ -65,6 +67,7 @@ private:
 
     qint64 m_price = 100'000; // 0.0001 credits
     int m_reloadMs = 30'000;
+    bool m_warmUp = false;
     AddressUpstreamConfig m_upstream; // disabled by default
     std::shared_ptr<AddressEngine> m_engine;
     std::shared_ptr<Loader> m_loader;
