@@ -2,6 +2,7 @@
 
 #include "AppOptions.h"
 #include "DatabaseService.h"
+#include "MemoryTrim.h"
 #include "Migrations.h"
 #include "Money.h"
 #include "ServerHost.h"
@@ -337,6 +338,7 @@ int serve(const QStringList &args)
         return 0;
     Services services(p.options.settings(), p.options.database());
     services.start();
+    MemoryTrimmer trimmer;
     QString error;
     if (!services.listen(p.options.listenAddress, p.options.listenPort, &error)) {
         err() << "error: cannot listen on " << p.options.listenAddress.toString() << ":"

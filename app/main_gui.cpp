@@ -1,5 +1,6 @@
 #include "AppOptions.h"
 #include "MainWindow.h"
+#include "MemoryTrim.h"
 #include "ServerHost.h"
 #include "Services.h"
 
@@ -9,6 +10,7 @@
 
 int main(int argc, char *argv[])
 {
+    MemoryTrim::limitArenas(); // before any thread starts
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("switchyard"));
     QApplication::setApplicationDisplayName(QStringLiteral("Switchyard"));
@@ -41,6 +43,7 @@ int main(int argc, char *argv[])
         if (!serving)
             QMessageBox::warning(nullptr, QStringLiteral("Switchyard"),
                                  QStringLiteral("The API server could not start: %1").arg(error));
+        MemoryTrimmer trimmer;
         MainWindow window(services);
         window.show();
         const int rc = QApplication::exec();
