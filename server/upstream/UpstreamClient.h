@@ -105,8 +105,9 @@ using UpstreamCallPtr = std::shared_ptr<UpstreamCall>;
 // The upstream HTTP client: libcurl's multi interface driven by this thread's event loop
 // (QSocketNotifier + QTimer). One client per thread; connections are pooled and reused per host,
 // with no per-host cap (Qt 6.4's QNetworkAccessManager stops at 6), HTTP/2 over TLS where the
-// upstream offers it. No redirects, cookies, proxies from the environment or decompression:
-// bytes are relayed as the upstream sent them.
+// upstream offers it; at most 256 idle ones are kept, none after 30 s without a call. No redirects,
+// cookies, proxies from the environment or decompression: bytes are relayed as the upstream sent
+// them.
 class UpstreamClient : public QObject
 {
     Q_OBJECT
@@ -134,7 +135,11 @@ private:
     void deliverHead(UpstreamCall *call);
     void sweepDeadlines();
 
+    void initMulti();
+
+    static constexpr int kIdleDropMs = 30'000;
     void *m_multi = nullptr;
+    QTimer m_idleDrop;
     QTimer m_curlTimer;
     QTimer m_sweep;
     QElapsedTimer m_clock;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <latch>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QSet>
@@ -344,6 +345,19 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(done.load(), kSettlements, 60'000);
         QCOMPARE(failed.load(), 0);
         QTRY_VERIFY(db.checkpoints() > 0);
+        // The WAL starts over at the first write after a finished checkpoint: keep writing.
+        int more = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (salt() == firstSalt && waited.elapsed() < 20'000) {
+            UsageRecord u;
+            u.accountId = db.defaultAccountId();
+            u.endpoint = "/v1/test/more";
+            u.status = 200;
+            u.requestId = QStringLiteral("m-%1").arg(more++);
+            db.settle(nullptr, u, {});
+            QTest::qWait(20);
+        }
         QVERIFY2(salt() != firstSalt, "the WAL never started over");
         QVERIFY2(largest < 64LL << 20, qPrintable(QString::number(largest)));
         db.stop();
