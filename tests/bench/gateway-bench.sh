@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gateway-bench.sh BUILD_DIR [--targets direct,switchyard,portkey] [--quick] [--no-build]
 #                            [--rate R] [--p99-limit-ms MS] [--streams N] [--data-parent DIR]
-#                            [--sustain-p99-ms MS] [--wait-quiet S] [--keep]
+#                            [--pg URL] [--sustain-p99-ms MS] [--wait-quiet S] [--settle-s S]
+#                            [--keep]
 #
 # The text-generation gateway side by side, in one run, against tests/fake_upstream at zero
 # latency on loopback:
@@ -19,6 +20,13 @@
 #   4. 64-chunk streams (2 ms apart), concurrency 1: time to first token, gaps between chunks
 #   5. --streams (default 1000) slow streams at once (120 chunks, 100 ms apart): all open and
 #      progressing? gateway RSS (VmRSS) while they are
+#   6. switchyard only: wrk (2 threads, 256 connections, 5 s each) on GET /healthz and on the
+#      cheapest billed requests (POST /v1/address/transfer-coord, extract-phone and
+#      division-code): requests per second, and each as a share of /healthz
+#   7. switchyard only: its RSS right after start, and --settle-s (default 60) seconds after the
+#      last phase: does memory go back after the overload steps and the streams?
+# Every run prints the figures it needs for tests/bench/gateway-runs.sh, which runs this script
+# several times and reports medians and spreads.
 # Prints one markdown report: a summary table with the targets, then the rate steps.
 #
 # --wait-quiet S: before each measurement, wait (at most S seconds in all) until the other
@@ -26,7 +34,8 @@
 #
 # Switchyard keeps its SQLite database in a fresh directory under --data-parent (default: the
 # temporary directory); each billed request commits there, so the filesystem matters (the
-# report names it): tmpfs hides the cost of fdatasync.
+# report names it): tmpfs hides the cost of fdatasync. --pg URL puts it on that PostgreSQL
+# database instead (its tables are made there; point it at a throwaway database).
 #
 # Builds switchyard-server, fake_upstream and gateway_load in BUILD_DIR (--no-build: use what
 # is there), installs the npm package in tests/bench/gateway/ when missing (npm ci). Every
@@ -56,6 +65,8 @@ KEEP=0
 DATA_PARENT=${TMPDIR:-/tmp}
 WAIT_QUIET=0
 SUSTAIN_MS=50
+PG_URL=""
+SETTLE_S=60
 while [ $# -gt 0 ]; do
     case "$1" in
         --targets) TARGETS=${2:?}; shift 2 ;;
@@ -68,6 +79,8 @@ while [ $# -gt 0 ]; do
         --data-parent) DATA_PARENT=${2:?}; shift 2 ;;
         --wait-quiet) WAIT_QUIET=${2:?}; shift 2 ;;
         --sustain-p99-ms) SUSTAIN_MS=${2:?}; shift 2 ;;
+        --pg) PG_URL=${2:?}; shift 2 ;;
+        --settle-s) SETTLE_S=${2:?}; shift 2 ;;
         -h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [ -z "$BUILD" ] || die "one BUILD_DIR only"; BUILD=$1; shift ;;
@@ -78,6 +91,7 @@ done
 [[ "$STREAMS" =~ ^[0-9]+$ && "$STREAMS" -ge 1 && "$STREAMS" -le 5000 ]] || die "--streams: 1..5000"
 [[ "$P99_LIMIT_MS" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--p99-limit-ms: a number"
 [[ "$SUSTAIN_MS" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--sustain-p99-ms: a number"
+[[ "$SETTLE_S" =~ ^[0-9]+$ ]] || die "--settle-s: a whole number of seconds"
 want() { [[ ",$TARGETS," == *",$1,"* ]]; }
 for t in ${TARGETS//,/ }; do
     case "$t" in direct | switchyard | portkey) ;; *) die "--targets: direct, switchyard, portkey" ;; esac
@@ -274,8 +288,14 @@ check_target() {
 if want switchyard; then
     [ -d "$DATA_PARENT" ] || die "--data-parent $DATA_PARENT: no such directory"
     SY_DATA=$(mktemp -d "$DATA_PARENT/switchyard-gwbench-data.XXXXXX")
-    SY_FS=$(df -PT "$SY_DATA" 2>/dev/null | awk 'NR == 2 {print $2 " (" $7 ")"}')
-    admin() { timeout 60 env -u SWITCHYARD_DATABASE "$SERVER" "$@" --data-dir "$SY_DATA" </dev/null; }
+    if [ -n "$PG_URL" ]; then
+        SY_WHERE=(--database "$PG_URL")
+        SY_FS="PostgreSQL"
+    else
+        SY_WHERE=(--data-dir "$SY_DATA")
+        SY_FS=$(df -PT "$SY_DATA" 2>/dev/null | awk 'NR == 2 {print "SQLite on " $2 " (" $7 ")"}')
+    fi
+    admin() { timeout 60 env -u SWITCHYARD_DATABASE "$SERVER" "$@" "${SY_WHERE[@]}" </dev/null; }
     SY_KEY=$(admin keys create --name bench 2>"$WORK/keys.err") || { cat "$WORK/keys.err" >&2; die "keys create failed"; }
     [[ "$SY_KEY" == sk-* ]] || die "keys create printed no sk- key"
     admin credits grant --amount 1000000 >/dev/null 2>&1 || die "credits grant failed"
@@ -289,7 +309,7 @@ if want switchyard; then
    "openrouter":{"type":"catalog","base_url":"$FAKE_URL/api/v1","keys":["k4"]}}},
  "rate_limits":{"default":{"chat":0,"default":0}}}
 EOF
-    env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 --data-dir "$SY_DATA" \
+    env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${SY_WHERE[@]}" \
         --config "$WORK/switchyard.json" </dev/null >"$WORK/switchyard.log" 2>&1 &
     SY_PID=$!
     SY_URL=$(wait_listen "$WORK/switchyard.log" "$SY_PID" switchyard-server)
@@ -298,6 +318,7 @@ EOF
     PID[switchyard]=$SY_PID
     HDRS[switchyard]="Authorization: Bearer $SY_KEY"
     check_target switchyard
+    SY_RSS_START=$(awk '/^VmRSS:/ {printf "%.1f", $2 / 1024}' "/proc/$SY_PID/status")
 fi
 
 if want portkey; then
@@ -538,6 +559,43 @@ for t in "${ORDER[@]}"; do
     R[$t.hold_cpu]=$(kv "$line" cpu_gw)
     sleep 1
 done
+# Phase 6: the cheapest billed requests against /healthz, at full rate (wrk)
+BILLED_ENDPOINTS=(transfer-coord extract-phone division-code)
+declare -A BILLED_BODY=(
+    [transfer-coord]='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}'
+    [extract-phone]='{"text": "收件人王小明 电话：138-1234-5678，备用 (0571)8888-6666 转 123"}'
+    [division-code]='{"text": "浙江省杭州市余杭区文一西路969号"}'
+)
+wrk_rps() { # PATH [LUA]: requests per second, "-" when wrk failed; non-2xx counted in R[wrk_bad]
+    local out
+    out=$(timeout 60 wrk -t2 -c256 -d5s ${2:+-s "$2"} "$SY_URL$1" 2>&1) || { echo "-"; return; }
+    echo "$out" >>"$WORK/wrk.log"
+    if echo "$out" | grep -q "Non-2xx or 3xx responses"; then echo "-"; return; fi
+    echo "$out" | awk '/^Requests\/sec:/ {printf "%.0f", $2}'
+}
+if want switchyard && [ "${AVAIL[switchyard]:-0}" = 1 ]; then
+    if command -v wrk >/dev/null; then
+        wait_quiet
+        say "6. switchyard: wrk on GET /healthz and the cheapest billed address requests"
+        R[switchyard.tp_healthz]=$(wrk_rps /healthz)
+        for e in "${BILLED_ENDPOINTS[@]}"; do
+            cat >"$WORK/wrk-$e.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '${BILLED_BODY[$e]}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $SY_KEY"
+LUA
+            R[switchyard.tp_$e]=$(wrk_rps "/v1/address/$e" "$WORK/wrk-$e.lua")
+        done
+    else
+        say "6. skipped: wrk is not installed"
+    fi
+    # Phase 7: memory after the overload steps and the streams
+    say "7. switchyard: RSS now and $SETTLE_S s later (idle after start: $SY_RSS_START MB)"
+    R[switchyard.rss_after_load]=$(rss_mb "$SY_PID")
+    sleep "$SETTLE_S"
+    R[switchyard.rss_settled]=$(rss_mb "$SY_PID")
+fi
 T_END=$(date +%s)
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -580,7 +638,7 @@ t2s=$(ratio sus)
 t3="n/a"
 t4="n/a"
 if [ "${AVAIL[switchyard]:-0}" = 1 ]; then
-    t3=$(awk -v r="$(g switchyard.hold_rss_open)" 'BEGIN {print (r != "-" && r + 0 < 150 ? "yes" : "no")}')
+    t3=$(awk -v r="$(g switchyard.hold_rss_open)" 'BEGIN {print (r != "-" && r + 0 < 100 ? "yes" : "no")}')
     t4=$([ "$(g switchyard.hold_minprog)" = "$STREAMS" ] && echo yes || echo no)
 fi
 
@@ -650,7 +708,7 @@ echo "measurements: $(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^cpu_other=/) {v
     END {if (n) printf "mean %.0f%%, max %.0f%% of one core", s / n, m; else print "?"}' "$WORK/raw.log"); run time $((T_END - T_START)) s."
 echo "Fake upstream on loopback at zero latency (non-streaming: 8 chunks, no delay). Model"
 echo "vendorB-5-nano. portkey = @portkey-ai/gateway ${PORTKEY_VERSION:-not run} on Node $(node --version 2>/dev/null || echo '?')${HONO_NODE:+ (@hono/node-server $HONO_NODE)}."
-[ -z "$SY_FS" ] || echo "Switchyard's SQLite database on $SY_FS."
+[ -z "$SY_FS" ] || echo "Switchyard's database: $SY_FS."
 echo "Times in ms. Rate phases are open loop: latency from the scheduled send time."
 echo
 echo "| metric | direct | switchyard | portkey | switchyard added | portkey added | target |"
@@ -659,7 +717,8 @@ echo "| c=1 non-streaming p50 |$(col lat_p50 ms)$(added lat_p50) |"
 echo "| c=1 non-streaming p99 |$(col lat_p99 ms)$(added lat_p99) switchyard added p99 < 1 ms: $t1 |"
 echo "| $FIXED_RATE req/s p50 |$(col fix_p50 ms)$(added fix_p50) |"
 echo "| $FIXED_RATE req/s p99 |$(col fix_p99 ms)$(added fix_p99) |"
-echo "| max req/s with p99 < $P99_LIMIT_MS ms |$(rate_row max) | | | switchyard >= 3x portkey: $t2 |"
+t5=$(awk -v r="$(g switchyard.max_rate)" 'BEGIN {print (r ~ /^[0-9]+$/ && r >= 5000 ? "yes" : "no")}')
+echo "| max req/s with p99 < $P99_LIMIT_MS ms |$(rate_row max) | | | switchyard >= 3x portkey: $t2; switchyard >= 5000: $t5 |"
 echo "| max req/s kept up (p99 < $SUSTAIN_MS ms) |$(rate_row sus) | | | switchyard / portkey: $t2s |"
 echo "| stream: time to first token p50 |$(col ttft_p50 ms)$(added ttft_p50) |"
 echo "| stream: time to first token p99 |$(col ttft_p99 ms)$(added ttft_p99) |"
@@ -667,8 +726,23 @@ echo "| stream: gap between chunks p50 |$(col gap_p50 ms)$(added gap_p50) |"
 echo "| stream: gap between chunks p99 |$(col gap_p99 ms)$(added gap_p99) |"
 hold_row "$STREAMS streams: progressing (min over samples)" h_prog "switchyard all $STREAMS progressing: $t4"
 hold_row "$STREAMS streams: opened / finished" h_open ""
-hold_row "$STREAMS streams: gateway RSS while all open" h_rss "switchyard < 150 MB: $t3"
+hold_row "$STREAMS streams: gateway RSS while all open" h_rss "switchyard < 100 MB: $t3"
 hold_row "$STREAMS streams: gateway CPU" h_cpu ""
+if [ -n "$(g switchyard.tp_healthz)" ] && [ "$(g switchyard.tp_healthz)" != - ]; then
+    h=$(g switchyard.tp_healthz)
+    echo "| wrk 256 connections: GET /healthz req/s | - | $h | - | | | |"
+    for e in "${BILLED_ENDPOINTS[@]}"; do
+        b=$(g "switchyard.tp_$e")
+        share=$(awk -v b="$b" -v h="$h" 'BEGIN {if (b ~ /^[0-9]+$/ && h > 0) printf "%.2f", b / h; else print "-"}')
+        ok=$(awk -v x="$share" 'BEGIN {print (x != "-" && x >= 0.5 ? "yes" : "no")}')
+        echo "| wrk 256 connections: billed $e req/s (x /healthz) | - | $b ($share) | - | | | at least half of /healthz: $ok |"
+    done
+fi
+if [ -n "${SY_RSS_START:-}" ] && [ "$(g switchyard.rss_settled)" != - ]; then
+    back=$(awk -v a="$(g switchyard.rss_settled)" -v i="$SY_RSS_START" 'BEGIN {printf "%+.0f%%", (a - i) / i * 100}')
+    ok=$(awk -v a="$(g switchyard.rss_settled)" -v i="$SY_RSS_START" 'BEGIN {print (a <= i * 1.1 ? "yes" : "no")}')
+    echo "| gateway RSS: idle after start / after the last phase / $SETTLE_S s later | - | $SY_RSS_START / $(g switchyard.rss_after_load) / $(g switchyard.rss_settled) MB ($back) | - | | | within 10% of idle: $ok |"
+fi
 echo
 echo "Errors (non-2xx, resets, timeouts, short streams) per phase: c=1: $(errs lat_err); $FIXED_RATE req/s: $(errs fix_err);"
 echo "streams: $(errs stream_err) (content events per stream: $(errs stream_events))."
