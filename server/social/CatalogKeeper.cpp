@@ -80,6 +80,9 @@ QString CatalogKeeper::loadAtStart()
     }
     if (!error.isEmpty())
         return QStringLiteral("social: the stored catalog could not be read: %1").arg(error);
+    // begin() says why nothing is fetched when the configuration is not usable.
+    if (!m_config.unusableReason().isEmpty())
+        return QStringLiteral("social: no catalog yet");
     return QStringLiteral("social: no catalog yet; fetching it from %1")
         .arg(m_config.provider.baseUrl + m_config.provider.catalogPath);
 }
