@@ -946,6 +946,29 @@ void TestVideoExtract::normalizeHostileData()
           "https://www.xiaohongshu.com/explore/697c0eee000000000a03c308",
           "https://m.weibo.cn/detail/5242977759006596"})
         QVERIFY2(!normalize(mustDetect(QLatin1StringView(url)), junk, &error), url);
+
+    // Numbers beyond what a qint64 holds: an id is null, not a converted garbage value, and the
+    // largest sizes still sort (width x height overflowed a qint64 before; the fuzzer found the
+    // id case).
+    const Target yt = mustDetect(QStringLiteral("https://youtu.be/dQw4w9WgXcQ"));
+    const QJsonObject huge{
+        {"id", 1.4e45},
+        {"channel", QJsonObject{{"id", -1e300}, {"name", "n"}}},
+        {"videos",
+         QJsonObject{{"items", QJsonArray{QJsonObject{{"url", "https://v.example/small.mp4"},
+                                                      {"width", 640},
+                                                      {"height", 360}},
+                                          QJsonObject{{"url", "https://v.example/big.mp4"},
+                                                      {"width", 1e15},
+                                                      {"height", 1e15}}}}}}};
+    const std::optional<QJsonObject> h = normalize(yt, {huge}, &error);
+    QVERIFY2(h, qPrintable(error));
+    QCOMPARE((*h)["videoId"].toString(), QStringLiteral("dQw4w9WgXcQ")); // from the URL
+    QCOMPARE((*h)["authorId"], Null);
+    const QJsonArray sized = (*h)["videos"].toArray();
+    QCOMPARE(sized.size(), 2);
+    QCOMPARE(sized[0]["url"].toString(), QStringLiteral("https://v.example/big.mp4"));
+    QCOMPARE(sized[0]["width"].toDouble(), 1e15);
 }
 
 QTEST_APPLESS_MAIN(TestVideoExtract)

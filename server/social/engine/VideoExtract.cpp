@@ -439,8 +439,9 @@ QJsonValue text(const QJsonValue &v)
     if (v.isString() && !v.toString().trimmed().isEmpty())
         return v.toString().trimmed();
     if (v.isDouble()) {
+        // Only whole numbers a qint64 holds: converting any other double is undefined.
         const double d = v.toDouble();
-        if (d == double(qint64(d)))
+        if (std::abs(d) < 9.0e18 && d == std::trunc(d))
             return QString::number(qint64(d));
     }
     return QJsonValue::Null;
@@ -610,7 +611,8 @@ struct Collector
             list.append(v.toObject());
         auto pixels = [](const QJsonObject &o) {
             const QJsonValue w = o.value(u"width"), h = o.value(u"height");
-            return w.isDouble() && h.isDouble() ? w.toInteger() * h.toInteger() : qint64(-1);
+            // In double: sizes go up to 1e15 each, and their product would overflow a qint64.
+            return w.isDouble() && h.isDouble() ? w.toDouble() * h.toDouble() : -1.0;
         };
         std::stable_sort(list.begin(), list.end(), [&](const QJsonObject &a, const QJsonObject &b) {
             return pixels(a) > pixels(b);
