@@ -40,6 +40,9 @@ struct RouteSpec
     std::function<void(const ContextPtr &)> handler;
 };
 
+// Routes in registration order, found through a tree of path segments: a request visits only
+// the routes whose literal segments it has, then the first match in registration order wins,
+// as a linear scan would decide (tests/server/tst_router.cpp checks both against each other).
 class Router
 {
 public:
@@ -61,7 +64,18 @@ private:
         QStringList segments;
         std::unique_ptr<RouteSpec> spec;
     };
+    struct Node
+    {
+        QHash<QString, int> literal; // segment -> node
+        int param = -1;              // {name}: any one non-empty segment
+        std::vector<int> rest;       // entries ending in {name+} here: one or more segments
+        std::vector<int> end;        // entries whose pattern ends here
+    };
     static bool matches(const QStringList &pattern, const QStringList &path,
                         QHash<QString, QString> *params);
+    // Indexes of the entries that may match, ascending (each still checked with matches()).
+    std::vector<int> candidates(const QStringList &path) const;
+    void collect(int node, const QStringList &path, qsizetype depth, std::vector<int> &out) const;
     std::vector<Entry> m_entries;
+    std::vector<Node> m_nodes{Node{}};
 };
