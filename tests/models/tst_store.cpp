@@ -4,6 +4,7 @@
 #include "Store.h"
 #include "TestSupport.h"
 
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTest>
 
@@ -91,6 +92,76 @@ private slots:
         QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM accounts WHERE name = 'default'")));
         QVERIFY(q.next());
         QCOMPARE(q.value(0).toInt(), 1);
+    }
+
+    // Core step 4 rebuilds SQLite's ledger with its kind check as comparisons (an IN list cost a
+    // temporary table per row inserted): rows, ids, the AUTOINCREMENT sequence and both
+    // indexes survive; PostgreSQL's ledger is left as it was.
+    void ledgerRebuiltWithItsRowsAndSequence_data() { addBackendRows(); }
+    void ledgerRebuiltWithItsRowsAndSequence()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        const bool pg = t.config().kind() == DatabaseConfig::Kind::Postgres;
+        Migrations::apply(db, t.config().kind());
+        QSqlQuery q(db);
+        auto exec = [&q](const QString &sql) {
+            if (!q.exec(sql))
+                QFAIL(qPrintable(sql + QStringLiteral(": ") + q.lastError().text()));
+        };
+        if (!pg) { // back to step 3's table
+            exec(QStringLiteral("DROP TABLE ledger"));
+            exec(QStringLiteral(
+                "CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, account_id BIGINT NOT "
+                "NULL REFERENCES accounts(id), kind TEXT NOT NULL CHECK (kind IN ('grant', "
+                "'charge', 'refund')), amount BIGINT NOT NULL, balance_after BIGINT NOT NULL, "
+                "reason TEXT NOT NULL, request_id TEXT NOT NULL, created_ms BIGINT NOT NULL)"));
+            exec(QStringLiteral("CREATE INDEX ledger_account ON ledger(account_id, id)"));
+            exec(QStringLiteral("CREATE UNIQUE INDEX ledger_once ON ledger(kind, request_id) "
+                                "WHERE request_id <> ''"));
+            exec(QStringLiteral(
+                "DELETE FROM schema_components WHERE component = 'core' AND version >= 4"));
+        }
+        exec(QStringLiteral("INSERT INTO ledger (account_id, kind, amount, balance_after, reason, "
+                            "request_id, created_ms) VALUES (1, 'grant', 10, 10, 'g', '', 1), "
+                            "(1, 'charge', -3, 7, 'c', 'req_a', 2), "
+                            "(1, 'charge', -1, 6, 'c', 'req_b', 3)"));
+        exec(QStringLiteral("DELETE FROM ledger WHERE request_id = 'req_b'")); // the last id
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+
+        exec(QStringLiteral("SELECT id, kind, amount FROM ledger ORDER BY id"));
+        QList<QString> rows;
+        while (q.next())
+            rows.append(
+                QStringLiteral("%1 %2 %3")
+                    .arg(q.value(0).toString(), q.value(1).toString(), q.value(2).toString()));
+        QCOMPARE(rows, (QList<QString>{"1 grant 10", "2 charge -3"}));
+        // Ids are never reused: the next is above the deleted one.
+        exec(QStringLiteral("INSERT INTO ledger (account_id, kind, amount, balance_after, reason, "
+                            "request_id, created_ms) VALUES (1, 'refund', 1, 7, 'r', 'req_c', 4)"));
+        exec(QStringLiteral("SELECT MAX(id) FROM ledger"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toLongLong(), 4);
+        // The check and the once-per-request index still hold.
+        QVERIFY(!q.exec(QStringLiteral("INSERT INTO ledger (account_id, kind, amount, "
+                                       "balance_after, reason, request_id, created_ms) VALUES "
+                                       "(1, 'bonus', 1, 8, 'x', '', 5)")));
+        QVERIFY(!q.exec(QStringLiteral("INSERT INTO ledger (account_id, kind, amount, "
+                                       "balance_after, reason, request_id, created_ms) VALUES "
+                                       "(1, 'charge', -1, 6, 'x', 'req_a', 5)")));
+        if (!pg) {
+            exec(QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
+                                "tbl_name = 'ledger' AND name IN ('ledger_account', "
+                                "'ledger_once')"));
+            QVERIFY(q.next());
+            QCOMPARE(q.value(0).toInt(), 2);
+            exec(QStringLiteral("SELECT sql FROM sqlite_master WHERE name = 'ledger'"));
+            QVERIFY(q.next());
+            QVERIFY(!q.value(0).toString().contains(QLatin1String(" IN (")));
+            exec(QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ledger_new'"));
+            QVERIFY(q.next());
+            QCOMPARE(q.value(0).toInt(), 0);
+        }
     }
 
     void apiKeysAreStoredHashed_data() { addBackendRows(); }
