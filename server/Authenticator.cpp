@@ -63,13 +63,13 @@ void Authenticator::noteUse(const Record &record)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (const auto *k = std::get_if<ApiKeyRecord>(&record)) {
-        const QString id = QStringLiteral("k%1").arg(k->id);
+        const qint64 id = k->id;
         if (now - m_lastTouch.value(id, 0) >= 60'000) {
             m_lastTouch.insert(id, now);
             m_db.touchApiKey(k->id);
         }
     } else if (const auto *t = std::get_if<ControlTokenRecord>(&record)) {
-        const QString id = QStringLiteral("t%1").arg(t->id);
+        const qint64 id = -t->id;
         if (now - m_lastTouch.value(id, 0) >= 60'000) {
             m_lastTouch.insert(id, now);
             m_db.touchControlToken(t->id);

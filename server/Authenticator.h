@@ -41,5 +41,5 @@ private:
     DatabaseService &m_db;
     int m_ttlMs;
     QHash<QByteArray, Entry> m_cache;
-    QHash<QString, qint64> m_lastTouch;
+    QHash<qint64, qint64> m_lastTouch; // key id, or -(token id) -> when last touched
 };

@@ -3,6 +3,9 @@
 #include "HttpHandler.h"
 
 #include <QUrl>
+#ifdef Q_OS_UNIX
+#include <sys/socket.h>
+#endif
 
 namespace {
 
@@ -49,8 +52,25 @@ HttpConnection::~HttpConnection()
 
 void HttpConnection::write(const QByteArray &data)
 {
-    if (!m_gone)
-        m_socket->write(data);
+    if (m_gone)
+        return;
+#ifdef Q_OS_UNIX
+    // Straight to the kernel when nothing is queued before it: QTcpSocket would queue the bytes
+    // and turn its write notifier on and off again, and with the GLib event dispatcher each of
+    // those wakes the loop (two eventfd writes per response, measured with perf). What the
+    // kernel does not take, and any error, goes the Qt way, which buffers and reports.
+    if (m_socket->bytesToWrite() == 0 && m_socket->state() == QAbstractSocket::ConnectedState) {
+        const ssize_t sent = ::send(int(m_socket->socketDescriptor()), data.constData(),
+                                    size_t(data.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (sent == data.size())
+            return;
+        if (sent > 0) {
+            m_socket->write(data.constData() + sent, data.size() - sent);
+            return;
+        }
+    }
+#endif
+    m_socket->write(data);
 }
 
 void HttpConnection::closeWhenIdle()

@@ -1,0 +1,77 @@
+#include "JobQueue.h"
+
+#include <QMetaObject>
+
+JobQueue::JobQueue(int workers, const QString &name, QObject *parent) : QObject(parent)
+{
+    for (int i = 0; i < std::max(1, workers); ++i) {
+        std::unique_ptr<QThread> t(QThread::create([this] { work(); }));
+        t->setObjectName(name + QString::number(i));
+        t->start();
+        m_threads.push_back(std::move(t));
+    }
+}
+
+JobQueue::~JobQueue()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    for (const auto &t : m_threads)
+        t->wait();
+}
+
+void JobQueue::post(Job job)
+{
+    bool wake = false;
+    {
+        std::lock_guard lock(m_mutex);
+        m_pending.push_back(std::move(job));
+        wake = m_idle > 0;
+    }
+    if (wake)
+        m_wake.notify_one();
+}
+
+void JobQueue::work()
+{
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        while (m_pending.empty() && !m_stopping) {
+            ++m_idle;
+            m_wake.wait(lock);
+            --m_idle;
+        }
+        if (m_pending.empty())
+            return; // stopping, and nothing left to run
+        Job job = std::move(m_pending.front());
+        m_pending.pop_front();
+        lock.unlock();
+        Continuation next = job();
+        job = nullptr; // what it captured is released here, not under the lock
+        if (next) {
+            bool post = false;
+            {
+                std::lock_guard out(m_outMutex);
+                post = m_outbox.empty();
+                m_outbox.push_back(std::move(next));
+            }
+            if (post)
+                QMetaObject::invokeMethod(this, &JobQueue::deliver, Qt::QueuedConnection);
+        }
+        lock.lock();
+    }
+}
+
+void JobQueue::deliver()
+{
+    std::vector<Continuation> ready;
+    {
+        std::lock_guard out(m_outMutex);
+        ready.swap(m_outbox);
+    }
+    for (Continuation &c : ready)
+        c();
+}
