@@ -1,6 +1,7 @@
 #include "JobQueue.h"
 
 #include <QMetaObject>
+#include <thread>
 
 JobQueue::JobQueue(int workers, const QString &name, QObject *parent) : QObject(parent)
 {
@@ -29,6 +30,7 @@ void JobQueue::post(Job job)
     {
         std::lock_guard lock(m_mutex);
         m_pending.push_back(std::move(job));
+        m_queued.fetch_add(1, std::memory_order_relaxed);
         wake = m_idle > 0;
     }
     if (wake)
@@ -37,17 +39,30 @@ void JobQueue::post(Job job)
 
 void JobQueue::work()
 {
+    using Clock = std::chrono::steady_clock;
+    bool spin = false; // jobs have been coming close together
     std::unique_lock lock(m_mutex);
     for (;;) {
+        if (spin && m_pending.empty() && !m_stopping) {
+            lock.unlock();
+            const auto until = Clock::now() + kSpin;
+            while (m_queued.load(std::memory_order_relaxed) == 0 && Clock::now() < until)
+                std::this_thread::yield();
+            lock.lock();
+            spin = !m_pending.empty();
+        }
         while (m_pending.empty() && !m_stopping) {
             ++m_idle;
+            const auto slept = Clock::now();
             m_wake.wait(lock);
             --m_idle;
+            spin = Clock::now() - slept < kSpin;
         }
         if (m_pending.empty())
             return; // stopping, and nothing left to run
         Job job = std::move(m_pending.front());
         m_pending.pop_front();
+        m_queued.fetch_sub(1, std::memory_order_relaxed);
         lock.unlock();
         Continuation next = job();
         job = nullptr; // what it captured is released here, not under the lock
