@@ -237,19 +237,24 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
     if (!m_sweep.isActive())
         m_sweep.start();
     // Added from the event loop: start() may be called from inside another call's callback,
-    // where curl forbids touching the multi handle.
-    QPointer<UpstreamClient> self = this;
-    std::weak_ptr<UpstreamCall> weak = call;
-    QMetaObject::invokeMethod(
-        this,
-        [self, weak] {
-            auto c = weak.lock();
-            if (!self || !c || c->m_finished || !c->m_easy || c->m_client != self)
-                return;
-            curl_multi_add_handle(static_cast<CURLM *>(self->m_multi), c->m_easy);
-        },
-        Qt::QueuedConnection);
+    // where curl forbids touching the multi handle. One queued call adds every call started
+    // before it runs (each posted event wakes GLib's loop through its eventfd).
+    m_starting.push_back(call);
+    if (m_starting.size() == 1)
+        QMetaObject::invokeMethod(this, &UpstreamClient::addStarted, Qt::QueuedConnection);
     return call;
+}
+
+void UpstreamClient::addStarted()
+{
+    std::vector<std::weak_ptr<UpstreamCall>> starting;
+    starting.swap(m_starting);
+    for (const auto &weak : starting) {
+        auto c = weak.lock();
+        if (!c || c->m_finished || !c->m_easy || c->m_client != this)
+            continue;
+        curl_multi_add_handle(static_cast<CURLM *>(m_multi), c->m_easy);
+    }
 }
 
 void UpstreamClient::release(UpstreamCall *call)
@@ -305,6 +310,8 @@ int UpstreamClient::socketCallback(void *, int fd, int what, void *clientp, void
     if (what == CURL_POLL_REMOVE) {
         if (sock) {
             for (QSocketNotifier *n : {sock->read, sock->write}) {
+                if (!n)
+                    continue;
                 n->setEnabled(false);
                 n->deleteLater();
             }
@@ -315,16 +322,28 @@ int UpstreamClient::socketCallback(void *, int fd, int what, void *clientp, void
     }
     if (!sock) {
         sock = new Socket;
-        sock->read = new QSocketNotifier(fd, QSocketNotifier::Read, self);
-        sock->write = new QSocketNotifier(fd, QSocketNotifier::Write, self);
-        connect(sock->read, &QSocketNotifier::activated, self,
-                [self, fd] { self->socketAction(fd, CURL_CSELECT_IN); });
-        connect(sock->write, &QSocketNotifier::activated, self,
-                [self, fd] { self->socketAction(fd, CURL_CSELECT_OUT); });
         curl_multi_assign(multi, fd, sock);
     }
-    sock->read->setEnabled(what == CURL_POLL_IN || what == CURL_POLL_INOUT);
-    sock->write->setEnabled(what == CURL_POLL_OUT || what == CURL_POLL_INOUT);
+    // A notifier is made when curl first asks for its direction, and made disabled: with GLib's
+    // event dispatcher every notifier registered or unregistered wakes the loop through its
+    // eventfd, and a keep-alive request only ever waits to read (perf counted four wake-ups
+    // per chat completion when both were made enabled and one turned off at once).
+    const auto want = [self, fd](QSocketNotifier *&n, QSocketNotifier::Type type, int action,
+                                 bool on) {
+        if (!n) {
+            if (!on)
+                return;
+            n = new QSocketNotifier(type, self);
+            n->setSocket(fd);
+            connect(n, &QSocketNotifier::activated, self,
+                    [self, fd, action] { self->socketAction(fd, action); });
+        }
+        n->setEnabled(on);
+    };
+    want(sock->read, QSocketNotifier::Read, CURL_CSELECT_IN,
+         what == CURL_POLL_IN || what == CURL_POLL_INOUT);
+    want(sock->write, QSocketNotifier::Write, CURL_CSELECT_OUT,
+         what == CURL_POLL_OUT || what == CURL_POLL_INOUT);
     return 0;
 }
 

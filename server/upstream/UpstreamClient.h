@@ -10,6 +10,7 @@
 #include <QList>
 #include <QObject>
 #include <QTimer>
+#include <vector>
 
 class QHostAddress;
 class QSocketNotifier;
@@ -134,6 +135,7 @@ private:
     void release(UpstreamCall *call);
     void deliverHead(UpstreamCall *call);
     void sweepDeadlines();
+    void addStarted();
 
     void initMulti();
 
@@ -144,4 +146,5 @@ private:
     QTimer m_sweep;
     QElapsedTimer m_clock;
     QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
+    std::vector<std::weak_ptr<UpstreamCall>> m_starting; // to add to the multi handle
 };
