@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
 done
 BUILD=${BUILD:-./build}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/wait-listen.sh" # wait_listen LOG PID NAME
 SERVER=$BUILD/app/switchyard-server
 [ -x "$SERVER" ] || die "$SERVER not found: build it first"
 for tool in wrk curl node taskset; do command -v $tool >/dev/null || die "$tool is not installed"; done
@@ -58,14 +59,7 @@ if [ "$CPUS" -ge 2 ]; then PIN_SERVER=(taskset -c 0) PIN_WRK=(taskset -c 1); fi
 env -u SWITCHYARD_DATABASE "${PIN_SERVER[@]}" "$SERVER" serve --listen 127.0.0.1:0 \
     --config "$WORK/config.json" --data-dir "$WORK/data" </dev/null >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-BASE_URL=""
-for _ in $(seq 1 200); do
-    BASE_URL=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9]*\).*/\1/p' "$WORK/server.log" | head -n1)
-    [ -z "$BASE_URL" ] || break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; die "the server exited at start"; }
-    sleep 0.1
-done
-[ -n "$BASE_URL" ] || die "the server did not report its address in 20 s"
+BASE_URL=$(wait_listen "$WORK/server.log" "$SERVER_PID" "the server")
 rss_mb() { awk '/^VmRSS:/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER_PID/status"; }
 say "server on $BASE_URL (pinned: ${PIN_SERVER[*]:-no}), RSS $(rss_mb) MB"
 

@@ -218,18 +218,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# wait_listen LOG PID NAME: prints the http://127.0.0.1:PORT from "listening on ..." in LOG
-wait_listen() {
-    local url=""
-    for _ in $(seq 1 300); do # 30 s
-        url=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9][0-9]*\).*/\1/p' "$1" | head -n1)
-        [ -z "$url" ] || { echo "$url"; return 0; }
-        kill -0 "$2" 2>/dev/null || { cat "$1" >&2; die "$3 exited at start"; }
-        sleep 0.1
-    done
-    cat "$1" >&2
-    die "$3 did not report its address in 30 s"
-}
+. "$HERE/wait-listen.sh" # wait_listen LOG PID NAME
 
 # The fake reads stdin: a FIFO this shell holds open, so that it also goes when we die hard.
 mkfifo "$WORK/fake.stdin"

@@ -87,15 +87,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-wait_listen() { # LOG PID NAME
-    for _ in $(seq 1 300); do
-        url=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9][0-9]*\).*/\1/p' "$1" | head -n1)
-        [ -z "$url" ] || { echo "$url"; return 0; }
-        kill -0 "$2" 2>/dev/null || { cat "$1" >&2; die "$3 exited at start"; }
-        sleep 0.1
-    done
-    die "$3 did not report its address in 30 s"
-}
+. "$ROOT/tests/bench/wait-listen.sh" # wait_listen LOG PID NAME
 
 mkfifo "$WORK/fake.stdin"
 exec 7<>"$WORK/fake.stdin"

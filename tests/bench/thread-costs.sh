@@ -18,6 +18,8 @@ die() {
     exit 1
 }
 
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/wait-listen.sh" # wait_listen LOG PID NAME
+
 BUILD=""
 RUNS=3
 DURATION=5
@@ -66,14 +68,7 @@ echo '{"rate_limits":{"default":{"chat":0,"default":0}}}' >"$WORK/config.json"
 env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${WHERE[@]}" \
     --config "$WORK/config.json" </dev/null >"$WORK/server.log" 2>&1 &
 SP=$!
-URL=""
-for _ in $(seq 1 300); do
-    URL=$(sed -n 's/.*listening on \(http:\/\/127\.0\.0\.1:[0-9][0-9]*\).*/\1/p' "$WORK/server.log" | head -n1)
-    [ -z "$URL" ] || break
-    kill -0 "$SP" 2>/dev/null || { cat "$WORK/server.log" >&2; die "the server exited at start"; }
-    sleep 0.1
-done
-[ -n "$URL" ] || die "the server did not report its address in 30 s"
+URL=$(wait_listen "$WORK/server.log" "$SP" "the server")
 BODY='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}'
 cat >"$WORK/billed.lua" <<LUA
 wrk.method = "POST"
