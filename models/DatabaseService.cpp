@@ -127,7 +127,8 @@ void DatabaseService::postSettlements()
                 return;
             }
             finishSettlements(*taken, *results, error);
-        });
+        },
+        DbWorker::Commit::Alone); // one statement on PostgreSQL
 }
 
 void DatabaseService::settleOne(PendingSettlement pending)

@@ -16,7 +16,7 @@ DbWorker::~DbWorker()
     shutdown();
 }
 
-void DbWorker::post(Job job, Completion completion)
+void DbWorker::post(Job job, Completion completion, Commit commit)
 {
     {
         std::lock_guard lock(m_mutex);
@@ -25,7 +25,7 @@ void DbWorker::post(Job job, Completion completion)
                 completion(QStringLiteral("the database is shutting down"));
             return;
         }
-        m_queue.push_back({std::move(job), std::move(completion)});
+        m_queue.push_back({std::move(job), std::move(completion), commit});
     }
     m_wake.notify_one();
 }
@@ -124,48 +124,17 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
             }
         }
     } else {
-        // SQLite prepares these once per connection; QPSQL cannot prepare transaction control,
-        // so PostgreSQL runs them as text.
+        // On PostgreSQL a job that commits alone splits the batch: the grouped jobs before it
+        // commit first, so that the order posted is the order written.
         const bool pg = store.isPostgres();
-        QSqlQuery text(store.database());
-        auto must = [&](const char *sql) {
-            QSqlQuery &q = pg ? text : m_statements[sql];
-            if (!pg && !q.isActive() && q.lastQuery().isEmpty()) {
-                q = QSqlQuery(store.database());
-                if (!q.prepare(QString::fromLatin1(sql)))
-                    throw StoreError(q.lastError().text().toStdString());
-            }
-            if (!(pg ? q.exec(QString::fromLatin1(sql)) : q.exec()))
-                throw StoreError(q.lastError().text().toStdString());
-            if (!pg)
-                q.finish();
-        };
-        // A lone job needs no savepoint: when it fails, the transaction is rolled back whole.
-        const bool alone = batch.size() == 1;
-        try {
-            must(pg ? "BEGIN" : "BEGIN IMMEDIATE");
-            for (size_t i = 0; i < batch.size(); ++i) {
-                if (!alone)
-                    must("SAVEPOINT job");
-                try {
-                    batch[i].job(store);
-                    if (!alone)
-                        must("RELEASE SAVEPOINT job");
-                } catch (const std::exception &e) {
-                    errors[i] = QString::fromUtf8(e.what());
-                    if (alone)
-                        throw;
-                    must("ROLLBACK TO SAVEPOINT job");
-                    must("RELEASE SAVEPOINT job");
-                }
-            }
-            must("COMMIT");
-        } catch (const std::exception &e) {
-            text.exec(QStringLiteral("ROLLBACK"));
-            const QString err = QString::fromUtf8(e.what());
-            for (QString &slot : errors)
-                if (slot.isEmpty())
-                    slot = err;
+        const auto alone = [&](size_t i) { return pg && batch[i].commit == Commit::Alone; };
+        for (size_t from = 0; from < batch.size();) {
+            size_t to = from + 1;
+            if (!alone(from))
+                while (to < batch.size() && !alone(to))
+                    ++to;
+            runTransaction(store, batch, from, to, errors);
+            from = to;
         }
     }
     for (size_t i = 0; i < batch.size(); ++i)
@@ -175,5 +144,61 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
         QSqlQuery q(store.database());
         if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
             qWarning("writer checkpoint failed: %s", qPrintable(q.lastError().text()));
+    }
+}
+
+void DbWorker::runTransaction(Store &store, std::deque<Item> &batch, size_t from, size_t to,
+                              std::vector<QString> &errors)
+{
+    // SQLite prepares these once per connection; QPSQL cannot prepare transaction control,
+    // so PostgreSQL runs them as text.
+    const bool pg = store.isPostgres();
+    QSqlQuery text(store.database());
+    auto must = [&](const char *sql) {
+        QSqlQuery &q = pg ? text : m_statements[sql];
+        if (!pg && !q.isActive() && q.lastQuery().isEmpty()) {
+            q = QSqlQuery(store.database());
+            if (!q.prepare(QString::fromLatin1(sql)))
+                throw StoreError(q.lastError().text().toStdString());
+        }
+        if (!(pg ? q.exec(QString::fromLatin1(sql)) : q.exec()))
+            throw StoreError(q.lastError().text().toStdString());
+        if (!pg)
+            q.finish();
+    };
+    if (pg && batch[from].commit == Commit::Alone) { // its one statement commits itself
+        try {
+            batch[from].job(store);
+        } catch (const std::exception &e) {
+            errors[from] = QString::fromUtf8(e.what());
+        }
+        return;
+    }
+    // A lone job needs no savepoint: when it fails, the transaction is rolled back whole.
+    const bool alone = to - from == 1;
+    try {
+        must(pg ? "BEGIN" : "BEGIN IMMEDIATE");
+        for (size_t i = from; i < to; ++i) {
+            if (!alone)
+                must("SAVEPOINT job");
+            try {
+                batch[i].job(store);
+                if (!alone)
+                    must("RELEASE SAVEPOINT job");
+            } catch (const std::exception &e) {
+                errors[i] = QString::fromUtf8(e.what());
+                if (alone)
+                    throw;
+                must("ROLLBACK TO SAVEPOINT job");
+                must("RELEASE SAVEPOINT job");
+            }
+        }
+        must("COMMIT");
+    } catch (const std::exception &e) {
+        text.exec(QStringLiteral("ROLLBACK"));
+        const QString err = QString::fromUtf8(e.what());
+        for (size_t i = from; i < to; ++i)
+            if (errors[i].isEmpty())
+                errors[i] = err;
     }
 }

@@ -14,8 +14,9 @@ class Store;
 
 // A thread that owns one database connection and runs jobs on it in order.
 // A writer runs whatever has queued up as one transaction (group commit), each job inside its
-// own savepoint so one failing job rolls back alone; completions run only after COMMIT, so
-// nothing is reported written before it is durable.
+// own savepoint so one failing job rolls back alone (on PostgreSQL a job posted with
+// Commit::Alone commits by itself between the groups before and after it); completions run only
+// after COMMIT, so nothing is reported written before it is durable.
 class DbWorker : public QThread
 {
 public:
@@ -27,11 +28,21 @@ public:
     using Job = std::function<void(Store &)>;
     // Called on the worker thread once the job's outcome is final; error is empty on success.
     using Completion = std::function<void(const QString &error)>;
+    // How a writer's job commits. Grouped: inside the transaction of everything queued with it.
+    // Alone: the job runs one statement, atomic by itself; on PostgreSQL it then commits on its
+    // own, saving BEGIN, COMMIT and its savepoint's round trips (four of them for one
+    // settlement batch), while on SQLite it joins the group, where a commit costs more than a
+    // statement. Jobs still run in the order posted.
+    enum class Commit
+    {
+        Grouped,
+        Alone
+    };
 
     DbWorker(DatabaseConfig config, Mode mode, QString name, int maxBatch = 1024);
     ~DbWorker() override;
 
-    void post(Job job, Completion completion);
+    void post(Job job, Completion completion, Commit commit = Commit::Grouped);
     // Blocks until every job posted before the call has completed.
     void flush();
     // Finishes every job already posted, then ends the thread.
@@ -50,8 +61,13 @@ private:
     {
         Job job;
         Completion completion;
+        Commit commit;
     };
     void runBatch(Store &store, std::deque<Item> &batch);
+    // Runs batch[from, to) in one transaction, or, for a PostgreSQL job that commits alone
+    // (to == from + 1), without one.
+    void runTransaction(Store &store, std::deque<Item> &batch, size_t from, size_t to,
+                        std::vector<QString> &errors);
 
     DatabaseConfig m_config;
     Mode m_mode;

@@ -5,7 +5,8 @@
 // ephemeral tables for RETURNING and starting and ending each statement. Batched, Qt SQL's
 // binding (about 2,800 instructions a value: it names each position with QString::arg) and its
 // per-execution result cache were the largest part left, so on SQLite the statements run on
-// SQLite's own API (SqliteStatements.h); PostgreSQL keeps Qt SQL (its cost is round trips).
+// SQLite's own API (SqliteStatements.h). PostgreSQL's cost is round trips instead: it settles a
+// batch in one statement (SettleBatchPostgres.cpp).
 #include "SqliteStatements.h"
 #include "Store.h"
 
@@ -21,7 +22,7 @@ namespace {
 
 // Rows per multi-row statement: powers of two up to kMaxRows, so that a batch of any size is a
 // few statements each prepared once per connection (256 usage rows bind 4,864 values, within
-// SQLite's 32,766 and PostgreSQL's 65,535).
+// SQLite's 32,766).
 constexpr int kSizes = 9;
 
 using Texts = std::array<QByteArray, kSizes>;
@@ -65,26 +66,24 @@ const Texts &duplicateTexts()
     return t;
 }
 
-const Texts &ledgerTexts(bool postgres)
+// SQLite gives a multi-row insert consecutive rowids in row order (the table is written by this
+// one writer), read from last_insert_rowid(): RETURNING would cost an ephemeral table.
+const Texts &ledgerTexts()
 {
-    static const QByteArray head = "INSERT INTO ledger (account_id, kind, amount, balance_after, "
-                                   "reason, request_id, created_ms) VALUES ";
-    // SQLite gives a multi-row insert consecutive rowids in row order (the table is written by
-    // this one writer), read from last_insert_rowid(): RETURNING would cost an ephemeral table.
-    static const Texts sqlite = texts(head, 7, {});
-    static const Texts pg = texts(head, 7, " RETURNING id");
-    return postgres ? pg : sqlite;
+    static const Texts t = texts("INSERT INTO ledger (account_id, kind, amount, balance_after, "
+                                 "reason, request_id, created_ms) VALUES ",
+                                 7, {});
+    return t;
 }
 
-const Texts &usageTexts(bool postgres)
+const Texts &usageTexts()
 {
-    static const QByteArray head =
+    static const Texts t = texts(
         "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, endpoint, model, "
         "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, characters, "
-        "audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) VALUES ";
-    static const Texts sqlite = texts(head, 19, {});
-    static const Texts pg = texts(head, 19, " RETURNING id");
-    return postgres ? pg : sqlite;
+        "audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) VALUES ",
+        19, {});
+    return t;
 }
 
 // Splits n rows into chunks of the prepared sizes: (size index, first row).
@@ -102,67 +101,23 @@ QList<QPair<int, qsizetype>> chunks(qsizetype n)
     return out;
 }
 
-} // namespace
-
-// One execution of a prepared statement, on Qt SQL (PostgreSQL) or SQLite's own API: bind in
-// order, run, read the rows; reset when destroyed.
+// One execution of a statement prepared on SQLite's own API: bind in order, run, read the rows;
+// reset when destroyed.
 class SettleStatement
 {
 public:
-    virtual ~SettleStatement() = default;
-    virtual void bind(qint64 value) = 0;
-    virtual void bind(const QString &value) = 0; // a null string binds ""
-    virtual void bindNull() = 0;
-    virtual void run() = 0;
-    virtual bool next() = 0;
-    virtual qint64 integer(int column) = 0;
-    virtual QString text(int column) = 0;
-    virtual qint64 changes() = 0;      // rows an UPDATE changed
-    virtual qint64 lastInsertId() = 0; // SQLite: the last row an INSERT made
-    void bindId(qint64 id) { id ? bind(id) : bindNull(); }
-};
-
-namespace {
-
-class QtStatement final : public SettleStatement
-{
-public:
-    explicit QtStatement(QSqlQuery &q) : m_q(q) {}
-    ~QtStatement() override { m_q.finish(); }
-    void bind(qint64 value) override { m_q.addBindValue(value); }
-    void bind(const QString &value) override
-    {
-        m_q.addBindValue(value.isNull() ? QStringLiteral("") : value);
-    }
-    void bindNull() override { m_q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
-    void run() override
-    {
-        if (!m_q.exec())
-            throw StoreError(m_q.lastError().text().toStdString());
-    }
-    bool next() override { return m_q.next(); }
-    qint64 integer(int column) override { return m_q.value(column).toLongLong(); }
-    QString text(int column) override { return m_q.value(column).toString(); }
-    qint64 changes() override { return m_q.numRowsAffected(); }
-    qint64 lastInsertId() override { return m_q.lastInsertId().toLongLong(); }
-
-private:
-    QSqlQuery &m_q;
-};
-
-class SqliteStatement final : public SettleStatement
-{
-public:
-    SqliteStatement(SqliteStatements &cache, const char *sql) : m_cache(cache), m_s(cache.get(sql))
+    SettleStatement(SqliteStatements &cache, const char *sql) : m_cache(cache), m_s(cache.get(sql))
     {
     }
-    ~SqliteStatement() override
+    SettleStatement(const SettleStatement &) = delete;
+    SettleStatement &operator=(const SettleStatement &) = delete;
+    ~SettleStatement()
     {
         sqlite3_reset(m_s);
         sqlite3_clear_bindings(m_s); // before m_text goes
     }
-    void bind(qint64 value) override { check(sqlite3_bind_int64(m_s, ++m_at, value)); }
-    void bind(const QString &value) override
+    void bind(qint64 value) { check(sqlite3_bind_int64(m_s, ++m_at, value)); }
+    void bind(const QString &value)
     {
         // UTF-8, the database's encoding, kept here until the statement is done: bound as
         // UTF-16 and copied, SQLite converted and allocated for every value and freed them all
@@ -173,9 +128,10 @@ public:
         check(sqlite3_bind_text(m_s, ++m_at, utf8.constData(), int(utf8.size()), SQLITE_STATIC));
         m_text.push_back(std::move(utf8));
     }
-    void bindNull() override { check(sqlite3_bind_null(m_s, ++m_at)); }
-    void run() override { m_row = step(); }
-    bool next() override
+    void bindNull() { check(sqlite3_bind_null(m_s, ++m_at)); }
+    void bindId(qint64 id) { id ? bind(id) : bindNull(); }
+    void run() { m_row = step(); }
+    bool next()
     {
         if (m_row) {
             m_row = false;
@@ -183,14 +139,14 @@ public:
         }
         return step();
     }
-    qint64 integer(int column) override { return sqlite3_column_int64(m_s, column); }
-    QString text(int column) override
+    qint64 integer(int column) { return sqlite3_column_int64(m_s, column); }
+    QString text(int column)
     {
         const auto *data = static_cast<const char16_t *>(sqlite3_column_text16(m_s, column));
         return QString::fromUtf16(data, sqlite3_column_bytes16(m_s, column) / 2);
     }
-    qint64 changes() override { return sqlite3_changes64(m_cache.handle()); }
-    qint64 lastInsertId() override { return sqlite3_last_insert_rowid(m_cache.handle()); }
+    qint64 changes() { return sqlite3_changes64(m_cache.handle()); }
+    qint64 lastInsertId() { return sqlite3_last_insert_rowid(m_cache.handle()); }
 
 private:
     void check(int rc) const
@@ -217,19 +173,45 @@ private:
 
 } // namespace
 
-std::unique_ptr<SettleStatement> Store::statement(const char *sql)
-{
-    if (isPostgres())
-        return std::make_unique<QtStatement>(prepared(sql));
-    if (!m_sqlite)
-        m_sqlite = std::make_shared<SqliteStatements>(m_db);
-    return std::make_unique<SqliteStatement>(*m_sqlite, sql);
-}
-
 void Store::settleBatch(QList<Settlement> &batch)
 {
-    const bool pg = isPostgres();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    // A charge repeated within the batch is stored once: the repeats report the first's entry.
+    QList<qsizetype> duplicateOf(batch.size(), -1);
+    QList<qsizetype> rows; // the rest, in batch order
+    QHash<QString, qsizetype> firstCharge;
+    rows.reserve(batch.size());
+    for (qsizetype i = 0; i < batch.size(); ++i) {
+        Settlement &s = batch[i];
+        s.charge = {};
+        s.error.clear();
+        if (s.usage.cost > 0 && !s.usage.requestId.isEmpty()) {
+            const auto first = firstCharge.constFind(s.usage.requestId);
+            if (first != firstCharge.cend()) {
+                duplicateOf[i] = *first;
+                continue;
+            }
+            firstCharge.insert(s.usage.requestId, i);
+        }
+        rows.append(i);
+    }
+    if (isPostgres())
+        settlePostgres(batch, rows, firstCharge, now);
+    else
+        settleSqlite(batch, rows, firstCharge, now);
+    for (qsizetype i = 0; i < batch.size(); ++i)
+        if (duplicateOf[i] >= 0) {
+            batch[i].charge.status = ChargeResult::Status::Duplicate;
+            batch[i].charge.entry = batch[duplicateOf[i]].charge.entry;
+        }
+}
+
+void Store::settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
+                         const QHash<QString, qsizetype> &firstCharge, qint64 now)
+{
+    if (!m_sqlite)
+        m_sqlite = std::make_shared<SqliteStatements>(m_db);
+    SqliteStatements &cache = *m_sqlite;
     enum Role
     {
         Charge,    // a charge and its usage record
@@ -238,50 +220,33 @@ void Store::settleBatch(QList<Settlement> &batch)
         Failed     // refused alone (an unknown account)
     };
     QList<Role> role(batch.size(), UsageOnly);
-    QList<qsizetype> duplicateOf(batch.size(), -1); // an earlier charge of this batch
-
-    // Duplicates: charged by an earlier batch, or earlier in this one.
     QList<qsizetype> charges;
-    QHash<QString, qsizetype> firstCharge;
-    for (qsizetype i = 0; i < batch.size(); ++i) {
-        Settlement &s = batch[i];
-        s.charge = {};
-        s.error.clear();
-        if (s.usage.cost <= 0)
-            continue;
-        role[i] = Charge;
-        if (s.usage.requestId.isEmpty()) {
+    for (qsizetype i : rows)
+        if (batch[i].usage.cost > 0) {
+            role[i] = Charge;
             charges.append(i);
-            continue;
         }
-        const auto first = firstCharge.constFind(s.usage.requestId);
-        if (first != firstCharge.cend()) {
-            role[i] = Duplicate;
-            duplicateOf[i] = *first;
-            continue;
-        }
-        firstCharge.insert(s.usage.requestId, i);
-        charges.append(i);
-    }
+
+    // Charged by an earlier batch.
     if (!firstCharge.isEmpty()) {
         const QStringList ids = firstCharge.keys();
         for (const auto &[size, at] : chunks(ids.size())) {
-            const auto q = statement(duplicateTexts()[size].constData());
+            SettleStatement q(cache, duplicateTexts()[size].constData());
             for (qsizetype r = 0; r < (qsizetype(1) << size); ++r)
-                q->bind(ids[at + r]);
-            q->run();
-            while (q->next()) {
-                const qsizetype i = firstCharge.value(q->text(6), -1);
+                q.bind(ids[at + r]);
+            q.run();
+            while (q.next()) {
+                const qsizetype i = firstCharge.value(q.text(6), -1);
                 if (i < 0)
                     continue;
                 role[i] = Duplicate;
                 Settlement &s = batch[i];
                 s.charge.status = ChargeResult::Status::Duplicate;
                 s.charge.entry = LedgerEntry{
-                    q->integer(0), q->integer(1),
-                    q->text(2),    q->integer(3),
-                    q->integer(4), q->text(5),
-                    q->text(6),    QDateTime::fromMSecsSinceEpoch(q->integer(7), Qt::UTC)};
+                    q.integer(0), q.integer(1),
+                    q.text(2),    q.integer(3),
+                    q.integer(4), q.text(5),
+                    q.text(6),    QDateTime::fromMSecsSinceEpoch(q.integer(7), Qt::UTC)};
             }
         }
         charges.removeIf([&role](qsizetype i) { return role[i] != Charge; });
@@ -293,76 +258,59 @@ void Store::settleBatch(QList<Settlement> &batch)
         total[batch[i].usage.accountId] -= batch[i].usage.cost;
     QHash<qint64, qint64> running; // account -> balance before the next entry
     for (auto it = total.cbegin(); it != total.cend(); ++it) {
-        if (pg) {
-            // One round trip: on PostgreSQL the cost is the trips, and RETURNING is cheap.
-            const auto upd = statement(
-                "UPDATE accounts SET balance = balance + ? WHERE id = ? RETURNING balance");
-            upd->bind(it.value());
-            upd->bind(it.key());
-            upd->run();
-            if (upd->next())
-                running.insert(it.key(), upd->integer(0) - it.value());
-            continue; // no row: no such account, its settlements fail below
-        }
         {
-            const auto upd = statement("UPDATE accounts SET balance = balance + ? WHERE id = ?");
-            upd->bind(it.value());
-            upd->bind(it.key());
-            upd->run();
-            if (upd->changes() != 1)
+            SettleStatement upd(cache, "UPDATE accounts SET balance = balance + ? WHERE id = ?");
+            upd.bind(it.value());
+            upd.bind(it.key());
+            upd.run();
+            if (upd.changes() != 1)
                 continue; // no such account: its settlements fail below
         }
-        const auto bal = statement("SELECT balance FROM accounts WHERE id = ?");
-        bal->bind(it.key());
-        bal->run();
-        if (!bal->next())
+        SettleStatement bal(cache, "SELECT balance FROM accounts WHERE id = ?");
+        bal.bind(it.key());
+        bal.run();
+        if (!bal.next())
             throw StoreError("the account's balance could not be read back");
-        running.insert(it.key(), bal->integer(0) - it.value());
+        running.insert(it.key(), bal.integer(0) - it.value());
     }
-    for (qsizetype i = 0; i < batch.size(); ++i) {
-        const auto acc = running.find(batch[i].usage.accountId);
-        if (role[i] == Charge && acc == running.end()) {
+    for (qsizetype i : charges) {
+        Settlement &s = batch[i];
+        const auto acc = running.find(s.usage.accountId);
+        if (acc == running.end()) {
             role[i] = Failed;
-            batch[i].charge.status = ChargeResult::Status::UnknownAccount;
-            batch[i].error = QStringLiteral("unknown account %1").arg(batch[i].usage.accountId);
-        } else if (role[i] == Charge) {
-            Settlement &s = batch[i];
-            *acc -= s.usage.cost;
-            s.charge.entry = LedgerEntry{0,
-                                         s.usage.accountId,
-                                         QStringLiteral("charge"),
-                                         -s.usage.cost,
-                                         *acc,
-                                         s.usage.endpoint,
-                                         s.usage.requestId,
-                                         QDateTime::fromMSecsSinceEpoch(now, Qt::UTC)};
+            s.charge.status = ChargeResult::Status::UnknownAccount;
+            s.error = QStringLiteral("unknown account %1").arg(s.usage.accountId);
+            continue;
         }
+        *acc -= s.usage.cost;
+        s.charge.entry = LedgerEntry{0,
+                                     s.usage.accountId,
+                                     QStringLiteral("charge"),
+                                     -s.usage.cost,
+                                     *acc,
+                                     s.usage.endpoint,
+                                     s.usage.requestId,
+                                     QDateTime::fromMSecsSinceEpoch(now, Qt::UTC)};
     }
     charges.removeIf([&role](qsizetype i) { return role[i] != Charge; });
 
     // The ledger entries, then the usage records, each in a few multi-row inserts.
-    const auto insertRows = [this,
-                             pg](const Texts &sql, const QList<qsizetype> &items,
-                                 const std::function<void(SettleStatement &, qsizetype)> &bind,
-                                 const std::function<void(qsizetype, qint64)> &setId) {
+    const auto insertRows = [&cache](const Texts &sql, const QList<qsizetype> &items,
+                                     const std::function<void(SettleStatement &, qsizetype)> &bind,
+                                     const std::function<void(qsizetype, qint64)> &setId) {
         for (const auto &[size, at] : chunks(items.size())) {
-            const qsizetype rows = qsizetype(1) << size;
-            const auto q = statement(sql[size].constData());
-            for (qsizetype r = 0; r < rows; ++r)
-                bind(*q, items[at + r]);
-            q->run();
-            if (pg) {
-                for (qsizetype r = 0; r < rows && q->next(); ++r)
-                    setId(items[at + r], q->integer(0));
-            } else {
-                const qint64 last = q->lastInsertId();
-                for (qsizetype r = 0; r < rows; ++r)
-                    setId(items[at + r], last - rows + 1 + r);
-            }
+            const qsizetype n = qsizetype(1) << size;
+            SettleStatement q(cache, sql[size].constData());
+            for (qsizetype r = 0; r < n; ++r)
+                bind(q, items[at + r]);
+            q.run();
+            const qint64 last = q.lastInsertId();
+            for (qsizetype r = 0; r < n; ++r)
+                setId(items[at + r], last - n + 1 + r);
         }
     };
     insertRows(
-        ledgerTexts(pg), charges,
+        ledgerTexts(), charges,
         [&batch](SettleStatement &q, qsizetype i) {
             const LedgerEntry &e = batch[i].charge.entry;
             q.bind(e.accountId);
@@ -376,11 +324,11 @@ void Store::settleBatch(QList<Settlement> &batch)
         [&batch](qsizetype i, qint64 id) { batch[i].charge.entry.id = id; });
 
     QList<qsizetype> usage;
-    for (qsizetype i = 0; i < batch.size(); ++i)
+    for (qsizetype i : rows)
         if (role[i] == Charge || role[i] == UsageOnly)
             usage.append(i);
     insertRows(
-        usageTexts(pg), usage,
+        usageTexts(), usage,
         [&batch, now](SettleStatement &q, qsizetype i) {
             const UsageRecord &r = batch[i].usage;
             q.bind(r.accountId);
@@ -404,11 +352,4 @@ void Store::settleBatch(QList<Settlement> &batch)
             q.bind(r.images);
         },
         [&batch](qsizetype i, qint64 id) { batch[i].usage.id = id; });
-
-    // A repeat within the batch reports the entry its first charge made.
-    for (qsizetype i = 0; i < batch.size(); ++i)
-        if (duplicateOf[i] >= 0) {
-            batch[i].charge.status = ChargeResult::Status::Duplicate;
-            batch[i].charge.entry = batch[duplicateOf[i]].charge.entry;
-        }
 }

@@ -9,7 +9,6 @@
 #include <QHash>
 #include <QSqlQuery>
 
-class SettleStatement;
 class SqliteStatements;
 
 struct UsageQuery
@@ -107,10 +106,12 @@ public:
     };
     // Settles a batch as applyLedger("charge", -cost, endpoint, requestId, no floor) then
     // insertUsage for each item in order would (a duplicate charge stores no usage record), in
-    // a few statements per batch rather than several per item: one duplicate check, one balance
-    // update per account, and multi-row inserts of the ledger entries and usage records
-    // (models/SettleBatch.cpp). Inside the caller's transaction; throws StoreError when a
-    // statement fails, and then the caller must roll back whatever the batch wrote.
+    // a few statements per batch rather than several per item: on SQLite one duplicate check,
+    // one balance update per account, and multi-row inserts of the ledger entries and usage
+    // records (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
+    // atomic without a transaction (DbWorker::Commit::Alone). Inside the caller's transaction
+    // if any; throws StoreError when a statement fails, and then the caller must roll back
+    // whatever the batch wrote.
     void settleBatch(QList<Settlement> &batch);
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
@@ -126,8 +127,13 @@ public:
     QList<CatalogCacheEntry> catalogCache();
 
 private:
-    // settleBatch's statements: SQLite's own API on SQLite, Qt SQL on PostgreSQL.
-    std::unique_ptr<SettleStatement> statement(const char *sql);
+    // settleBatch's two ways, given the settlements to store (all but the batch's repeated
+    // charges; firstCharge maps a request id to the one charging it): SQLite in a few statements on
+    // its own API (SettleBatch.cpp), PostgreSQL in one statement (SettleBatchPostgres.cpp).
+    void settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
+                      const QHash<QString, qsizetype> &firstCharge, qint64 now);
+    void settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
+                        const QHash<QString, qsizetype> &firstCharge, qint64 now);
     // A statement prepared once per connection, keyed by the address of its text (which must
     // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);

@@ -1,4 +1,6 @@
 #include "DatabaseService.h"
+#include "DbWorker.h"
+#include "Store.h"
 #include "TestSupport.h"
 
 #include <atomic>
@@ -7,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSet>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTest>
 #include <QThread>
@@ -171,7 +174,9 @@ private slots:
         for (int i = 0; i < 300; ++i) { // 256 + 32 + 8 + 4
             UsageRecord u;
             u.accountId = account;
-            u.endpoint = QStringLiteral("/v1/e%1").arg(i % 7);
+            // Text that PostgreSQL's array literals and SQL quoting must carry as it is.
+            u.endpoint = QStringLiteral("/v1/e%1 \"q\\ {a,b} 'NULL' \u00e9").arg(i % 7);
+            u.keyId = i % 2 ? 0 : 1000 + i; // 0 is stored as NULL
             u.model = QStringLiteral("m%1").arg(i);
             u.cost = i % 5 == 0 ? 0 : i; // every fifth records usage only
             u.status = 200;
@@ -227,8 +232,8 @@ private slots:
         QCOMPARE(s.ledgerSum(account), s.balance(account));
         // Every id names the row written for that settlement.
         QSqlQuery q(conn);
-        QVERIFY(q.prepare("SELECT id, request_id, amount, balance_after FROM ledger WHERE "
-                          "kind = 'charge' AND request_id LIKE 'req-%'"));
+        QVERIFY(q.prepare("SELECT id, request_id, amount, balance_after, reason FROM ledger "
+                          "WHERE kind = 'charge' AND request_id LIKE 'req-%'"));
         QVERIFY(q.exec());
         int rows = 0;
         while (q.next()) {
@@ -236,11 +241,12 @@ private slots:
             QCOMPARE(q.value(0).toLongLong(), batch[i].charge.entry.id);
             QCOMPARE(q.value(2).toLongLong(), -batch[i].usage.cost);
             QCOMPARE(q.value(3).toLongLong(), batch[i].charge.entry.balanceAfter);
+            QCOMPARE(q.value(4).toString(), batch[i].usage.endpoint);
             ++rows;
         }
         QCOMPARE(rows, ledgerIds.size() - 1); // "twice" does not match req-%
-        QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost FROM "
-                          "usage_records"));
+        QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost, "
+                          "endpoint, key_id FROM usage_records"));
         QVERIFY(q.exec());
         rows = 0;
         while (q.next()) {
@@ -249,6 +255,9 @@ private slots:
             QCOMPARE(q.value(3).toLongLong(), qint64(i * 3));
             QCOMPARE(q.value(4).toLongLong(), 1'700'000'000'000 + i);
             QCOMPARE(q.value(5).toLongLong(), batch[i].usage.cost);
+            QCOMPARE(q.value(6).toString(), batch[i].usage.endpoint);
+            QCOMPARE(q.value(7).isNull(), batch[i].usage.keyId == 0);
+            QCOMPARE(q.value(7).toLongLong(), batch[i].usage.keyId);
             ++rows;
         }
         QCOMPARE(rows, usageIds.size());
@@ -304,6 +313,87 @@ private slots:
         QVERIFY(q.next());
         QCOMPARE(q.value(0).toLongLong(), qint64(kThreads * kPerThread - 1));
         QCOMPARE(q.value(1).toLongLong(), qint64(3 * (kThreads * kPerThread - 1)));
+    }
+
+    // The writer's Commit::Alone: on PostgreSQL such a job runs outside the group's transaction
+    // (a SAVEPOINT there is refused), on SQLite inside it; either way the jobs run and are
+    // written in the order posted, and a grouped job that fails fails alone.
+    void aloneJobsKeepTheirOrder_data() { addBackendRows(); }
+    void aloneJobsKeepTheirOrder()
+    {
+        SY_OPEN_DB(t);
+        {
+            DatabaseService db(t.config());
+            db.start(); // migrations
+            db.stop();
+        }
+        DbWorker writer(t.config(), DbWorker::Mode::Writer, QStringLiteral("alone-writer"));
+        writer.start();
+        std::latch started(1), release(1);
+        writer.post(
+            [&](Store &) {
+                started.count_down();
+                release.wait(); // the jobs below queue up meanwhile: one batch
+            },
+            {});
+        started.wait();
+        QStringList ran;
+        QList<QString> errors(4);
+        bool savepointInGroup = false, savepointAlone = false;
+        const auto insert = [](Store &s, const char *name) {
+            QSqlQuery q(s.database());
+            if (!q.exec(QStringLiteral("INSERT INTO accounts (name, balance, created_ms) VALUES "
+                                       "('%1', 0, 0)")
+                            .arg(QLatin1String(name))))
+                throw StoreError(q.lastError().text().toStdString());
+        };
+        const auto savepoint = [](Store &s) {
+            return QSqlQuery(s.database()).exec(QStringLiteral("SAVEPOINT probe")) &&
+                   QSqlQuery(s.database()).exec(QStringLiteral("RELEASE SAVEPOINT probe"));
+        };
+        writer.post(
+            [&](Store &s) {
+                ran << "g1";
+                savepointInGroup = savepoint(s);
+                insert(s, "g1");
+            },
+            [&](const QString &e) { errors[0] = e; });
+        writer.post(
+            [&](Store &s) {
+                ran << "a";
+                savepointAlone = savepoint(s);
+                insert(s, "a");
+            },
+            [&](const QString &e) { errors[1] = e; }, DbWorker::Commit::Alone);
+        writer.post(
+            [&](Store &s) {
+                ran << "g2";
+                insert(s, "g2");
+                throw StoreError("refused");
+            },
+            [&](const QString &e) { errors[2] = e; });
+        writer.post(
+            [&](Store &s) {
+                ran << "g3";
+                insert(s, "g3");
+            },
+            [&](const QString &e) { errors[3] = e; });
+        release.count_down();
+        writer.flush();
+        writer.shutdown();
+        QCOMPARE(ran, QStringList({"g1", "a", "g2", "g3"}));
+        QCOMPARE(errors, QList<QString>({{}, {}, QStringLiteral("refused"), {}}));
+        QVERIFY(savepointInGroup);
+        QCOMPARE(savepointAlone, t.config().kind() == DatabaseConfig::Kind::Sqlite);
+
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        QSqlQuery q(conn);
+        QVERIFY(q.exec("SELECT name FROM accounts WHERE name IN ('g1', 'a', 'g2', 'g3') ORDER BY "
+                       "id"));
+        QStringList written;
+        while (q.next())
+            written << q.value(0).toString();
+        QCOMPARE(written, QStringList({"g1", "a", "g3"}));
     }
 
     // SQLite's WAL under a stream of settlements: the Checkpointer copies it into the database
