@@ -1,6 +1,7 @@
 #include "ServerHost.h"
 
 #include "DatabaseService.h"
+#include "EpollDispatcher.h"
 #include "Pipeline.h"
 #include "Server.h"
 
@@ -21,6 +22,8 @@ ServerHost::~ServerHost()
 
 bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error)
 {
+    // The thread's dispatcher goes when the thread ends: a new one for every start.
+    m_thread.setEventDispatcher(new EpollDispatcher);
     m_thread.start();
     // An object living on the server thread to run code there; the server is built and bound
     // on that thread so every object it owns belongs to it.
