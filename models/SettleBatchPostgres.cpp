@@ -58,9 +58,11 @@ private:
 
 // One row per settlement, with its position in the batch (ord). Then: ledger rows already
 // charging a request id (dup); the new charges (fresh) with each account's running total in
-// batch order; the accounts locked in id order, as the row-by-row updates did, so that instances
-// sharing the database cannot deadlock; one balance update per account; the ledger entries and
-// usage records with ids drawn in batch order. The result: 'c' a charge made, 'u' a usage
+// batch order; the accounts locked in id order, as the row-by-row updates did, so that two
+// batches never wait on each other in a cycle (FOR NO KEY UPDATE, as an UPDATE takes: foreign-key
+// checks on the account do not wait for it); one balance update per account; the ledger entries
+// and usage records with ids drawn in batch order. Sums are cast back to bigint: numeric would
+// reach Qt as a double. The result: 'c' a charge made, 'u' a usage
 // record stored, 'd' an earlier charge of the same request id. A charge with neither 'c' nor
 // 'd' had no account.
 constexpr const char *kSettle =
@@ -74,12 +76,12 @@ constexpr const char *kSettle =
     "l.request_id, l.created_ms FROM ledger l WHERE l.kind = 'charge' AND l.request_id <> '' "
     "AND l.request_id IN (SELECT request_id FROM rows WHERE cost > 0 AND request_id <> '')), "
     "fresh AS MATERIALIZED (SELECT r.ord, r.account_id, r.cost, r.endpoint, r.request_id, "
-    "sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY r.ord) AS upto FROM rows r "
+    "(sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY r.ord))::bigint AS upto FROM rows r "
     "WHERE r.cost > 0 AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.request_id = r.request_id)), "
     "locked AS MATERIALIZED (SELECT a.id FROM accounts a WHERE a.id IN (SELECT account_id FROM "
-    "fresh) ORDER BY a.id FOR UPDATE), "
+    "fresh) ORDER BY a.id FOR NO KEY UPDATE), "
     "upd AS (UPDATE accounts a SET balance = a.balance - t.total FROM (SELECT f.account_id, "
-    "sum(f.cost) AS total FROM fresh f JOIN locked k ON k.id = f.account_id GROUP BY "
+    "sum(f.cost)::bigint AS total FROM fresh f JOIN locked k ON k.id = f.account_id GROUP BY "
     "f.account_id) t WHERE a.id = t.account_id RETURNING a.id, a.balance + t.total AS before), "
     "charged AS MATERIALIZED (SELECT nextval('ledger_id_seq') AS id, c.* FROM (SELECT f.ord, "
     "f.account_id, f.cost, u.before - f.upto AS balance_after, f.endpoint, f.request_id FROM "

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <limits>
+#include <poll.h>
 #include <QCoreApplication>
 #include <QPointer>
 #include <QSocketNotifier>
@@ -11,11 +13,13 @@
 
 namespace {
 
-qint64 nowMs()
+constexpr qint64 kNsPerMs = 1'000'000;
+
+qint64 nowNs()
 {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return qint64(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 } // namespace
@@ -105,8 +109,9 @@ void EpollDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier)
 void EpollDispatcher::registerTimer(int timerId, qint64 interval, Qt::TimerType timerType,
                                     QObject *object)
 {
-    m_timers.push_back(Timer{timerId, std::max<qint64>(interval, 0), timerType, object,
-                             nowMs() + std::max<qint64>(interval, 0), false});
+    interval = std::max<qint64>(interval, 0);
+    m_timers.push_back(
+        Timer{timerId, interval, timerType, object, nowNs() + interval * kNsPerMs, false});
 }
 
 bool EpollDispatcher::unregisterTimer(int timerId)
@@ -138,7 +143,7 @@ int EpollDispatcher::remainingTime(int timerId)
 {
     for (const Timer &t : m_timers)
         if (t.id == timerId)
-            return int(std::max<qint64>(t.due - nowMs(), 0));
+            return int(std::max<qint64>(t.due - nowNs(), 0) / kNsPerMs);
     return -1;
 }
 
@@ -159,13 +164,26 @@ void EpollDispatcher::interrupt()
 
 int EpollDispatcher::waitMs() const
 {
-    if (m_timers.empty())
-        return -1;
-    qint64 due = m_timers.front().due;
+    qint64 due = std::numeric_limits<qint64>::max();
     for (const Timer &t : m_timers)
-        due = std::min(due, t.due);
-    const qint64 wait = due - nowMs();
-    return wait <= 0 ? 0 : int(std::min<qint64>(wait, 24 * 3600 * 1000));
+        if (!t.firing) // a handler running a nested loop: not due again until it returns
+            due = std::min(due, t.due);
+    if (due == std::numeric_limits<qint64>::max())
+        return -1;
+    const qint64 wait = due - nowNs();
+    // Rounded up: a timer never fires early.
+    return wait <= 0 ? 0
+                     : int(std::min<qint64>((wait + kNsPerMs - 1) / kNsPerMs, 24 * 3600 * 1000));
+}
+
+void EpollDispatcher::consumeWakeUp()
+{
+    // Read, then clear: cleared first, a wakeUp() in between would set the flag and write, the
+    // read would take its write, and with the flag left set no later wakeUp() would write.
+    uint64_t n;
+    while (::read(m_wake, &n, sizeof n) < 0 && errno == EINTR) {
+    }
+    m_wakePending = false;
 }
 
 bool EpollDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
@@ -185,6 +203,20 @@ bool EpollDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
             return false;
         timeout = timers ? waitMs() : -1;
     }
+    int handled = 0;
+    if (flags & QEventLoop::ExcludeSocketNotifiers) {
+        // Ready sockets would end every wait at once: wait for a wake-up or a timer only.
+        pollfd wake{m_wake, POLLIN, 0};
+        int woken;
+        do
+            woken = ::poll(&wake, 1, timeout);
+        while (woken < 0 && errno == EINTR);
+        if (woken > 0)
+            consumeWakeUp();
+        if (timers)
+            handled += activateTimers();
+        return handled > 0;
+    }
     int ready;
     do
         ready = epoll_wait(m_epoll, m_events.data(), int(m_events.size()), timeout);
@@ -193,17 +225,7 @@ bool EpollDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         qWarning("EpollDispatcher: epoll_wait failed: %s", strerror(errno));
         ready = 0;
     }
-    int handled = 0;
-    if (!(flags & QEventLoop::ExcludeSocketNotifiers))
-        handled += activateNotifiers(ready);
-    else
-        for (int i = 0; i < ready; ++i) // consume the wake-up only
-            if (m_events[size_t(i)].data.fd == m_wake) {
-                m_wakePending = false;
-                uint64_t n;
-                while (::read(m_wake, &n, sizeof n) < 0 && errno == EINTR) {
-                }
-            }
+    handled += activateNotifiers(ready);
     if (ready == int(m_events.size()))
         m_events.resize(m_events.size() * 2); // more ready than room: room for next time
     if (timers)
@@ -219,21 +241,19 @@ int EpollDispatcher::activateNotifiers(int ready)
     for (int i = 0; i < ready; ++i) {
         const epoll_event &ev = m_events[size_t(i)];
         if (ev.data.fd == m_wake) {
-            m_wakePending = false;
-            uint64_t n;
-            while (::read(m_wake, &n, sizeof n) < 0 && errno == EINTR) {
-            }
+            consumeWakeUp();
             continue;
         }
         const auto it = m_watches.constFind(ev.data.fd);
         if (it == m_watches.cend())
             continue;
+        // As Qt's poll() dispatcher: an error or hang-up activates every enabled notifier.
         const bool broken = ev.events & (EPOLLERR | EPOLLHUP);
         if (it->read && (ev.events & EPOLLIN || broken))
             m_pending.push_back(it->read);
-        if (it->write && (ev.events & EPOLLOUT || ev.events & EPOLLERR))
+        if (it->write && (ev.events & EPOLLOUT || broken))
             m_pending.push_back(it->write);
-        if (it->exception && ev.events & EPOLLPRI)
+        if (it->exception && (ev.events & EPOLLPRI || broken))
             m_pending.push_back(it->exception);
     }
     int activated = 0;
@@ -254,7 +274,7 @@ int EpollDispatcher::activateTimers()
 {
     if (m_timers.empty())
         return 0;
-    const qint64 now = nowMs();
+    const qint64 now = nowNs();
     std::vector<std::pair<qint64, int>> due; // (due, id), earliest first
     for (const Timer &t : m_timers)
         if (t.due <= now && !t.firing)
@@ -270,9 +290,9 @@ int EpollDispatcher::activateTimers()
         auto it = find();
         if (it == m_timers.end() || it->due > now || it->firing)
             continue;
-        it->due += it->interval;
+        it->due += it->interval * kNsPerMs;
         if (it->due < now)
-            it->due = now + it->interval;
+            it->due = now + it->interval * kNsPerMs;
         it->firing = true;
         QObject *object = it->object;
         QTimerEvent event(id);

@@ -18,12 +18,15 @@ class QSocketNotifier;
 //
 // The contract is QAbstractEventDispatcher's, as Qt's UNIX dispatcher keeps it: posted events
 // first, then a wait (none without WaitForMoreEvents) bounded by the nearest timer, then the
-// ready notifiers (QEvent::SockAct; error and hang-up count as readable and writable, as poll's
-// do), then each expired timer once (QTimerEvent; the next expiry one interval after the last,
-// or one interval from now when late; a zero interval fires on every pass, and a timer whose
-// handler is still running is not fired again from a nested loop). All three kinds of timer
-// keep millisecond precision. wakeUp() and interrupt() may be called from any thread; the
-// rest only from the dispatcher's own.
+// ready notifiers (QEvent::SockAct; an error or hang-up activates every enabled notifier of the
+// socket, as with poll()), then each expired timer once (QTimerEvent; the next expiry one
+// interval after the last, or one interval from now when late; a zero interval fires on every
+// pass; a timer whose handler is still running neither fires again nor bounds the wait from a
+// nested loop). Timers never fire early, whatever their type. With ExcludeSocketNotifiers the
+// wait ends only for a wake-up or a timer. Unlike poll(), epoll drops a descriptor closed while
+// its notifiers are enabled without a word (Qt warns); the server disables them first.
+// wakeUp() and interrupt() may be called from any thread; the rest only from the dispatcher's
+// own.
 class EpollDispatcher : public QAbstractEventDispatcher
 {
     Q_OBJECT
@@ -64,6 +67,7 @@ private:
     int activateNotifiers(int ready);
     int activateTimers();
     int waitMs() const; // until the nearest timer: -1 none, 0 one due now
+    void consumeWakeUp();
 
     int m_epoll = -1;
     int m_wake = -1; // eventfd: wakeUp() from any thread

@@ -4,8 +4,10 @@
 #include "EpollDispatcher.h"
 
 #include <atomic>
+#include <ctime>
 #include <QCoreApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QPointer>
 #include <QSignalSpy>
 #include <QSocketNotifier>
@@ -16,6 +18,7 @@
 #include <QTimer>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
 
 namespace {
 
@@ -217,6 +220,96 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(received, kPosts, 10'000);
         poster->wait();
         QVERIFY(clock.elapsed() < 5'000);
+    }
+
+    // The same with the loop blocked in its wait (QEventLoop::exec; QTest's waits never block):
+    // every post wakes it, however the posts and the loop's passes interleave. A lost wake-up
+    // leaves the loop asleep until the watchdog.
+    void blockedLoopWakesForEveryPost()
+    {
+        constexpr int kPosts = 5000;
+        int received = 0;
+        QEventLoop loop;
+        std::unique_ptr<QThread> poster(QThread::create([&] {
+            for (int i = 0; i < kPosts; ++i) {
+                QMetaObject::invokeMethod(
+                    &loop,
+                    [&] {
+                        if (++received == kPosts)
+                            loop.exit(0);
+                    },
+                    Qt::QueuedConnection);
+                if (i % 7 == 0)
+                    QThread::usleep(30);
+            }
+        }));
+        QTimer::singleShot(20'000, &loop, [&] { loop.exit(1); }); // the watchdog
+        poster->start();
+        QCOMPARE(loop.exec(), 0);
+        poster->wait();
+        QCOMPARE(received, kPosts);
+    }
+
+    // Timers never fire early, even by a fraction of a millisecond.
+    void timersNeverFireEarly()
+    {
+        for (int i = 0; i < 30; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            qint64 ns = -1;
+            QTimer::singleShot(3, Qt::PreciseTimer, this, [&] { ns = clock.nsecsElapsed(); });
+            QTRY_VERIFY(ns >= 0);
+            QVERIFY2(ns >= 3'000'000, qPrintable(QString::number(ns)));
+        }
+    }
+
+    // A timer handler running a nested loop: the loop waits instead of spinning on the timer
+    // whose handler is still running.
+    void nestedLoopInTimerHandlerWaits()
+    {
+        TimerCounter c;
+        qint64 cpuNs = -1;
+        const int id = c.startTimer(1);
+        bool nestedRan = false;
+        c.onFire = [&](int) {
+            if (std::exchange(nestedRan, true))
+                return;
+            timespec a, b;
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+            QEventLoop nested;
+            QTimer::singleShot(60, &nested, &QEventLoop::quit);
+            nested.exec();
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+            cpuNs = (b.tv_sec - a.tv_sec) * 1'000'000'000LL + (b.tv_nsec - a.tv_nsec);
+        };
+        QTRY_VERIFY(cpuNs >= 0);
+        c.killTimer(id);
+        QVERIFY2(cpuNs < 30'000'000, qPrintable(QString::number(cpuNs))); // of 60 ms
+    }
+
+    // ExcludeSocketNotifiers: a ready socket neither is activated nor ends the wait.
+    void excludedNotifiersNeitherFireNorSpin()
+    {
+        SocketPair p;
+        QSocketNotifier read(p.fd[0], QSocketNotifier::Read);
+        int reads = 0;
+        connect(&read, &QSocketNotifier::activated, this, [&] {
+            ++reads;
+            p.drain();
+        });
+        p.send("x");
+        bool fired = false;
+        QTimer::singleShot(40, this, [&] { fired = true; });
+        int passes = 0;
+        while (!fired && passes < 1000) {
+            QAbstractEventDispatcher::instance()->processEvents(QEventLoop::ExcludeSocketNotifiers |
+                                                                QEventLoop::WaitForMoreEvents);
+            ++passes;
+        }
+        QVERIFY(fired);
+        QVERIFY2(passes < 10, qPrintable(QString::number(passes)));
+        QCOMPARE(reads, 0);
+        QTRY_COMPARE(reads, 1); // and activated once notifiers are included again
     }
 
     // A thread running an EpollDispatcher quits when asked from another (interrupt()).
