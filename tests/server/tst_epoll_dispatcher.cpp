@@ -39,6 +39,14 @@ struct SocketPair
         while (::read(fd[0], buf, sizeof buf) > 0) {
         }
     }
+    // Each activation of the read notifier counts and empties the socket.
+    void countReads(QSocketNotifier &read, int &reads)
+    {
+        QObject::connect(&read, &QSocketNotifier::activated, &read, [this, &reads] {
+            ++reads;
+            drain();
+        });
+    }
 };
 
 class TimerCounter : public QObject
@@ -75,10 +83,7 @@ private slots:
         SocketPair p;
         QSocketNotifier read(p.fd[0], QSocketNotifier::Read);
         int reads = 0;
-        connect(&read, &QSocketNotifier::activated, this, [&] {
-            ++reads;
-            p.drain();
-        });
+        p.countReads(read, reads);
         QTest::qWait(20);
         QCOMPARE(reads, 0);
         p.send("x");
@@ -293,10 +298,7 @@ private slots:
         SocketPair p;
         QSocketNotifier read(p.fd[0], QSocketNotifier::Read);
         int reads = 0;
-        connect(&read, &QSocketNotifier::activated, this, [&] {
-            ++reads;
-            p.drain();
-        });
+        p.countReads(read, reads);
         p.send("x");
         bool fired = false;
         QTimer::singleShot(40, this, [&] { fired = true; });
