@@ -374,8 +374,16 @@ void UpstreamClient::drainMessages()
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &call);
         const CURLcode code = msg->data.result;
         QString message;
-        if (code != CURLE_OK)
+        if (code == CURLE_OPERATION_TIMEDOUT) {
+            // Worded as sweepDeadlines() words it: when the first-byte and total limits are
+            // equal, which of the two fires first is a matter of a millisecond.
+            const qint64 waited = m_clock.elapsed() - call->m_startedMs;
+            message = call->m_headDelivered
+                          ? QStringLiteral("the response did not complete within %1 ms").arg(waited)
+                          : QStringLiteral("no response within %1 ms").arg(waited);
+        } else if (code != CURLE_OK) {
             message = QString::fromLatin1(curl_easy_strerror(code));
+        }
         finish(call, classify(code), message);
     }
 }

@@ -131,7 +131,7 @@ private slots:
         QTest::newRow("401") << 401 << QByteArray("{\"error\":\"bad key\"}") << false << "HTTP 401";
         QTest::newRow("not json") << 200 << QByteArray("<html>") << false << "not a JSON object";
         QTest::newRow("array") << 200 << QByteArray("[1,2]") << false << "not a JSON object";
-        QTest::newRow("timeout") << 200 << QByteArray() << true << "Timeout";
+        QTest::newRow("timeout") << 200 << QByteArray() << true << "no response within";
         QTest::newRow("error object")
             << 200 << QByteArray("{\"error\":{\"message\":\"quota exceeded\"}}") << false
             << "answered an error";

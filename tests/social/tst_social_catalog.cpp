@@ -605,6 +605,22 @@ private slots:
         QCOMPARE(checkDocument(c->document({})), QString());
     }
 
+    // A path key written twice in the document's text, once behind a byte-order mark that Qt's
+    // parser drops: one action each (found by fuzz_social_engine: find() returned the other).
+    void pathWrittenTwice()
+    {
+        const QByteArray doc =
+            R"({"openapi":"3.0.0","paths":{"/api/v1/a/b":{"get":{"operationId":"first"}},)"
+            R"("/api/v1/c/d":{"get":{}},"/api/v1/a/b":{"get":{"operationId":"second"}},)"
+            "\"\xEF\xBB\xBF/api/v1/c/d\":{\"get\":{\"operationId\":\"bom\"}}}}";
+        const auto c = SocialCatalog::parse(doc, nullptr);
+        QVERIFY(c);
+        QCOMPARE(c->size(), 2);
+        for (const SocialAction &a : c->actions())
+            QCOMPARE(c->find(a.path), &a);
+        QCOMPARE(c->find(u"a/b")->operationId, QStringLiteral("second"));
+    }
+
     void operationIds()
     {
         QJsonObject paths;

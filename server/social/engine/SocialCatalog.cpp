@@ -179,6 +179,12 @@ std::optional<SocialCatalog> SocialCatalog::parse(const QByteArray &document, QS
         if (method == "POST")
             a.requestBody = resolved(op.value(QLatin1String("requestBody")), bodies,
                                      QLatin1String("requestBodies"));
+        // A path written twice in the text (Qt keeps both keys): the last one wins, as in most
+        // JSON readers.
+        if (const auto at = catalog.m_index.constFind(a.path); at != catalog.m_index.cend()) {
+            catalog.m_actions[*at] = std::move(a);
+            continue;
+        }
         catalog.m_index.insert(a.path, catalog.m_actions.size());
         catalog.m_actions.append(std::move(a));
     }
