@@ -6,7 +6,6 @@
 #include <limits>
 #include <poll.h>
 #include <QCoreApplication>
-#include <QPointer>
 #include <QSocketNotifier>
 #include <sys/eventfd.h>
 #include <unistd.h>

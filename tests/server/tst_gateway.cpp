@@ -10,6 +10,7 @@
 #include "Pipeline.h"
 #include "ServerFixture.h"
 
+#include <functional>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
@@ -193,18 +194,26 @@ bool send(QTcpSocket &s, quint16 port, const QByteArray &bytes)
     return true;
 }
 
-// Reads from a socket until `marker` has arrived (or the timeout); returns everything read.
-QByteArray readUntil(QTcpSocket &s, QByteArray *buffer, const QByteArray &marker,
-                     int timeoutMs = 10'000)
+// Reads from a socket until `done(buffer)` holds (or the timeout); returns everything read.
+QByteArray readUntil(QTcpSocket &s, QByteArray *buffer,
+                     const std::function<bool(const QByteArray &)> &done, int timeoutMs = 10'000)
 {
     QElapsedTimer t;
     t.start();
-    while (!buffer->contains(marker) && t.elapsed() < timeoutMs) {
+    while (!done(*buffer) && t.elapsed() < timeoutMs) {
         if (s.bytesAvailable() == 0)
             s.waitForReadyRead(50);
         buffer->append(s.readAll());
     }
     return *buffer;
+}
+
+// Reads from a socket until `marker` has arrived (or the timeout); returns everything read.
+QByteArray readUntil(QTcpSocket &s, QByteArray *buffer, const QByteArray &marker,
+                     int timeoutMs = 10'000)
+{
+    return readUntil(
+        s, buffer, [&marker](const QByteArray &b) { return b.contains(marker); }, timeoutMs);
 }
 
 QList<UsageRecord> usageFor(ServerFixture &f)
@@ -357,21 +366,15 @@ private slots:
             // Until a piece with text: the first one may carry the role and an empty content
             // (on a busy machine it arrives alone, and leaving then produced nothing).
             QByteArray got;
-            const auto hasText = [&got] {
-                for (qsizetype at = got.indexOf("\"content\":\""); at >= 0;
-                     at = got.indexOf("\"content\":\"", at + 1))
-                    if (at + 11 < got.size() && got.at(at + 11) != '"')
+            const auto hasText = [](const QByteArray &b) {
+                for (qsizetype at = b.indexOf("\"content\":\""); at >= 0;
+                     at = b.indexOf("\"content\":\"", at + 1))
+                    if (at + 11 < b.size() && b.at(at + 11) != '"')
                         return true;
                 return false;
             };
-            QElapsedTimer t;
-            t.start();
-            while (!hasText() && t.elapsed() < 10'000) {
-                if (s.bytesAvailable() == 0)
-                    s.waitForReadyRead(50);
-                got.append(s.readAll());
-            }
-            QVERIFY2(hasText(), got.constData());
+            readUntil(s, &got, hasText);
+            QVERIFY2(hasText(got), got.constData());
             s.abort();
         }
         QTRY_COMPARE_WITH_TIMEOUT(fake.stats().value("cancelled").toInt(), 1, 5000);
