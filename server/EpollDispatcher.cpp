@@ -14,6 +14,9 @@ namespace {
 
 constexpr qint64 kNsPerMs = 1'000'000;
 
+// The dispatcher whose processEvents() this thread runs (the latest one; none before).
+thread_local const EpollDispatcher *t_running = nullptr;
+
 qint64 nowNs()
 {
     timespec ts;
@@ -39,6 +42,8 @@ EpollDispatcher::EpollDispatcher(QObject *parent) : QAbstractEventDispatcher(par
 
 EpollDispatcher::~EpollDispatcher()
 {
+    if (t_running == this)
+        t_running = nullptr;
     ::close(m_wake);
     ::close(m_epoll);
 }
@@ -148,6 +153,10 @@ int EpollDispatcher::remainingTime(int timerId)
 
 void EpollDispatcher::wakeUp()
 {
+    if (t_running == this) { // not waiting now: processEvents() sees the flag before it waits
+        m_wokenHere = true;
+        return;
+    }
     if (m_wakePending.exchange(true))
         return; // a wake-up is on its way already
     const uint64_t one = 1;
@@ -187,8 +196,10 @@ void EpollDispatcher::consumeWakeUp()
 
 bool EpollDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
 {
+    t_running = this;
     m_interrupted = false;
     emit awake();
+    m_wokenHere = false;
     QCoreApplication::sendPostedEvents();
     if (m_interrupted)
         return false;
@@ -200,7 +211,8 @@ bool EpollDispatcher::processEvents(QEventLoop::ProcessEventsFlags flags)
         emit aboutToBlock();
         if (m_interrupted)
             return false;
-        timeout = timers ? waitMs() : -1;
+        // Posted from this thread (by a posted event's handler, or before this pass): no wait.
+        timeout = m_wokenHere ? 0 : timers ? waitMs() : -1;
     }
     int handled = 0;
     if (flags & QEventLoop::ExcludeSocketNotifiers) {

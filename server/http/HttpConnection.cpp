@@ -110,7 +110,15 @@ void HttpConnection::onReadyRead()
         return;
     }
     const bool startingRequest = m_buffer.isEmpty() && m_phase == Phase::Head;
-    m_buffer += m_socket->readAll();
+    // Straight into the buffer: readAll() would allocate 32 KB (QIODevice's chunk, twice) for
+    // every request, then copy (perf probe on malloc: about one per request).
+    const qint64 available = m_socket->bytesAvailable();
+    if (available > 0) {
+        const qsizetype had = m_buffer.size();
+        m_buffer.resize(had + available);
+        const qint64 got = m_socket->read(m_buffer.data() + had, available);
+        m_buffer.truncate(had + qMax<qint64>(got, 0));
+    }
     if (startingRequest && !m_buffer.isEmpty())
         m_idle.start(kRequestReadTimeoutMs);
     parse();

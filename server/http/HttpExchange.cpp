@@ -77,11 +77,15 @@ QByteArray HttpExchange::reasonPhrase(int status)
     }
 }
 
-QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunked,
-                              qint64 length) const
+QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunked, qint64 length,
+                              qsizetype room) const
 {
+    // Room for all of it, and for a body the caller appends: one allocation per response.
+    qsizetype size = 96 + room;
+    for (const auto &h : headers)
+        size += h.first.size() + h.second.size() + 4;
     QByteArray out;
-    out.reserve(256);
+    out.reserve(size);
     out += "HTTP/1.1 ";
     out += QByteArray::number(status);
     out += ' ';
@@ -110,8 +114,9 @@ void HttpExchange::respond(int status, const HttpHeaders &headers, const QByteAr
     m_state = State::Done;
     if (!m_connection)
         return;
-    QByteArray out = head(status, headers, false, body.size());
-    if (m_request.method != "HEAD")
+    const bool withBody = m_request.method != "HEAD";
+    QByteArray out = head(status, headers, false, body.size(), withBody ? body.size() : 0);
+    if (withBody)
         out += body;
     m_connection->write(out);
     m_connection->exchangeFinished(this);

@@ -49,7 +49,9 @@ private:
         Streaming,
         Done
     };
-    QByteArray head(int status, const HttpHeaders &headers, bool chunked, qint64 length) const;
+    // The status line and headers; room: bytes more to reserve (a body appended after it).
+    QByteArray head(int status, const HttpHeaders &headers, bool chunked, qint64 length,
+                    qsizetype room = 0) const;
 
     HttpRequest m_request;
     QPointer<HttpConnection> m_connection;

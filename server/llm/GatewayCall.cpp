@@ -91,8 +91,8 @@ void GatewayCall::keepAlive(qint64 now, int periodMs)
 void GatewayCall::attempt(const QString &key)
 {
     m_key = key;
-    if (!key.isEmpty())
-        m_tried.insert(key);
+    if (!key.isEmpty() && !m_tried.contains(key))
+        m_tried.append(key);
     const ProviderConfig &p = provider();
     UpstreamRequest req;
     req.url = (p.baseUrl.toUtf8() + LlmProtocol::path(m_relay->upstreamProtocol()));

@@ -81,7 +81,7 @@ private:
     std::unique_ptr<Relay> m_relay;
     ResolvedModel m_model;
     QList<QByteArray> m_extraHeaders;
-    QSet<QString> m_tried;
+    QStringList m_tried; // a few keys: a set would allocate room for 48 on its first insert
     QString m_key;
     UpstreamCallPtr m_call;
     int m_status = 0;

@@ -186,7 +186,7 @@ ResolvedModel ProviderRegistry::resolve(const GatewaySnapshot &s, const QString 
     return r;
 }
 
-QString ProviderRegistry::pickKey(const ProviderConfig &provider, const QSet<QString> &tried)
+QString ProviderRegistry::pickKey(const ProviderConfig &provider, const QStringList &tried)
 {
     return m_keys.pick(provider, tried);
 }

@@ -69,7 +69,7 @@ public:
 
     // Upstream keys, round-robin, skipping rested keys and those in `tried`. Empty when none is
     // left. A key answering 429 or 5xx is rested for the provider's restMs.
-    QString pickKey(const ProviderConfig &provider, const QSet<QString> &tried);
+    QString pickKey(const ProviderConfig &provider, const QStringList &tried);
     void restKey(const ProviderConfig &provider, const QString &key);
 
     // Live catalogs: loads the database cache, then refreshes each catalog provider now and on

@@ -40,8 +40,8 @@ void SocialRelay::start(UpstreamClient &client, KeyRotation &keys, const SocialP
 void SocialRelay::attempt()
 {
     m_key = m_keys->pick(m_provider, m_tried);
-    if (!m_key.isEmpty())
-        m_tried.insert(m_key);
+    if (!m_key.isEmpty() && !m_tried.contains(m_key))
+        m_tried.append(m_key);
     UpstreamRequest req;
     req.method = m_request.method;
     req.url = m_request.url;

@@ -61,7 +61,7 @@ private:
     SocialProvider m_provider;
     ContextPtr m_ctx;
     Request m_request;
-    QSet<QString> m_tried;
+    QStringList m_tried; // a few keys: a set would allocate room for 48 on its first insert
     QString m_key;
     std::shared_ptr<UpstreamCall> m_call;
     std::unique_ptr<QTimer> m_drain;

@@ -40,8 +40,8 @@ void ProviderPost::abort()
 void ProviderPost::attempt(const QString &key)
 {
     m_key = key;
-    if (!key.isEmpty())
-        m_tried.insert(key);
+    if (!key.isEmpty() && !m_tried.contains(key))
+        m_tried.append(key);
     UpstreamRequest req;
     req.url = m_request.url;
     req.body = m_request.body;

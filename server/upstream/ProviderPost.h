@@ -73,7 +73,7 @@ private:
     UpstreamProvider m_provider;
     Request m_request;
     Done m_done;
-    QSet<QString> m_tried;
+    QStringList m_tried; // a few keys: a set would allocate room for 48 on its first insert
     QString m_key;
     UpstreamCallPtr m_call;
     int m_status = 0;

@@ -151,6 +151,7 @@ UpstreamClient::~UpstreamClient()
         release(call);
     }
     curl_multi_cleanup(static_cast<CURLM *>(m_multi));
+    qDeleteAll(m_spareSockets); // their notifiers are this object's children
 }
 
 UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
@@ -249,12 +250,18 @@ void UpstreamClient::addStarted()
 {
     std::vector<std::weak_ptr<UpstreamCall>> starting;
     starting.swap(m_starting);
+    bool added = false;
     for (const auto &weak : starting) {
         auto c = weak.lock();
         if (!c || c->m_finished || !c->m_easy || c->m_client != this)
             continue;
         curl_multi_add_handle(static_cast<CURLM *>(m_multi), c->m_easy);
+        added = true;
     }
+    // Started now rather than from the zero timeout curl has just asked for: one pass of the
+    // event loop less per call.
+    if (added)
+        socketAction(CURL_SOCKET_TIMEOUT, 0);
 }
 
 void UpstreamClient::release(UpstreamCall *call)
@@ -309,19 +316,32 @@ int UpstreamClient::socketCallback(void *, int fd, int what, void *clientp, void
     CURLM *multi = self->m_multi;
     if (what == CURL_POLL_REMOVE) {
         if (sock) {
+            // A keep-alive connection is removed after every call and added back for the next:
+            // its notifiers are kept, disabled, for the next socket instead of being deleted
+            // (later: this may run inside one's own activation) and made again.
+            const bool keep = self->m_spareSockets.size() < kSpareSockets;
             for (QSocketNotifier *n : {sock->read, sock->write}) {
                 if (!n)
                     continue;
                 n->setEnabled(false);
-                n->deleteLater();
+                if (!keep)
+                    n->deleteLater();
             }
-            delete sock;
+            if (keep)
+                self->m_spareSockets.push_back(sock);
+            else
+                delete sock;
             curl_multi_assign(multi, fd, nullptr);
         }
         return 0;
     }
     if (!sock) {
-        sock = new Socket;
+        if (self->m_spareSockets.empty()) {
+            sock = new Socket;
+        } else {
+            sock = self->m_spareSockets.back();
+            self->m_spareSockets.pop_back();
+        }
         curl_multi_assign(multi, fd, sock);
     }
     // A notifier is made when curl first asks for its direction, and made disabled: with GLib's
@@ -334,10 +354,12 @@ int UpstreamClient::socketCallback(void *, int fd, int what, void *clientp, void
             if (!on)
                 return;
             n = new QSocketNotifier(type, self);
-            n->setSocket(fd);
-            connect(n, &QSocketNotifier::activated, self,
-                    [self, fd, action] { self->socketAction(fd, action); });
+            connect(n, &QSocketNotifier::activated, self, [self, action](QSocketDescriptor socket) {
+                self->socketAction(int(socket), action);
+            });
         }
+        if (on && n->socket() != fd)
+            n->setSocket(fd); // new, or a spare one (disabled) from another socket
         n->setEnabled(on);
     };
     want(sock->read, QSocketNotifier::Read, CURL_CSELECT_IN,

@@ -147,4 +147,6 @@ private:
     QElapsedTimer m_clock;
     QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
     std::vector<std::weak_ptr<UpstreamCall>> m_starting; // to add to the multi handle
+    static constexpr size_t kSpareSockets = 256;         // as many as idle connections are kept
+    std::vector<Socket *> m_spareSockets;                // notifiers disabled, for the next socket
 };

@@ -98,7 +98,7 @@ QJsonObject UpstreamProvider::sharedJson() const
     return o;
 }
 
-QString KeyRotation::pick(const UpstreamProvider &provider, const QSet<QString> &tried)
+QString KeyRotation::pick(const UpstreamProvider &provider, const QStringList &tried)
 {
     const QStringList keys = provider.allKeys();
     if (keys.isEmpty())

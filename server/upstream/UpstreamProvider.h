@@ -59,7 +59,7 @@ class KeyRotation
 public:
     // The next key not in `tried` and not resting; when every untried key rests, the one
     // resting the shortest. Empty when the provider has no untried key.
-    QString pick(const UpstreamProvider &provider, const QSet<QString> &tried = {});
+    QString pick(const UpstreamProvider &provider, const QStringList &tried = {});
     void rest(const UpstreamProvider &provider, const QString &key);
 
 private:

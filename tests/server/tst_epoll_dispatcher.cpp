@@ -255,6 +255,51 @@ private slots:
         QCOMPARE(received, kPosts);
     }
 
+    // Events the loop's own thread posts write no eventfd: each must still be delivered without
+    // the loop blocking first, whether posted from a posted event's handler, a notifier's or a
+    // timer's. The watchdog is the only timer; a wait that blocked would end only there.
+    void ownThreadPostsNeverWait()
+    {
+        constexpr int kChain = 2000;
+        int steps = 0;
+        QEventLoop loop;
+        std::function<void()> step = [&] {
+            if (++steps == kChain) {
+                loop.exit(0);
+                return;
+            }
+            QMetaObject::invokeMethod(&loop, step, Qt::QueuedConnection);
+        };
+        QElapsedTimer clock;
+        clock.start();
+        QMetaObject::invokeMethod(&loop, step, Qt::QueuedConnection);
+        QTimer::singleShot(20'000, &loop, [&] { loop.exit(1); });
+        QCOMPARE(loop.exec(), 0);
+        QCOMPARE(steps, kChain);
+        QVERIFY2(clock.elapsed() < 10'000, qPrintable(QString::number(clock.elapsed())));
+
+        // From a notifier's handler: the post lands after the wait of that pass.
+        SocketPair pipe;
+        QSocketNotifier read(pipe.fd[0], QSocketNotifier::Read);
+        bool delivered = false;
+        QObject::connect(&read, &QSocketNotifier::activated, &loop, [&] {
+            pipe.drain();
+            QMetaObject::invokeMethod(
+                &loop,
+                [&] {
+                    delivered = true;
+                    loop.exit(0);
+                },
+                Qt::QueuedConnection);
+        });
+        pipe.send("x");
+        QTimer::singleShot(20'000, &loop, [&] { loop.exit(1); });
+        clock.restart();
+        QCOMPARE(loop.exec(), 0);
+        QVERIFY(delivered);
+        QVERIFY2(clock.elapsed() < 10'000, qPrintable(QString::number(clock.elapsed())));
+    }
+
     // Timers never fire early, even by a fraction of a millisecond.
     void timersNeverFireEarly()
     {

@@ -2460,12 +2460,12 @@ void TestLlm::registry_tried()
     p.keys = {"k1", "k2", "k3"};
     const QString first = registry.pickKey(p, {});
     QCOMPARE(first, QStringLiteral("k1"));
-    QSet<QString> tried{first};
+    QStringList tried{first};
     const QString second = registry.pickKey(p, tried);
     QCOMPARE(second, QStringLiteral("k2"));
-    tried.insert(second);
+    tried.append(second);
     QCOMPARE(registry.pickKey(p, tried), QStringLiteral("k3"));
-    tried.insert(QStringLiteral("k3"));
+    tried.append(QStringLiteral("k3"));
     QCOMPARE(registry.pickKey(p, tried), QString());
     // Tried keys are skipped wherever the rotation stands.
     for (int i = 0; i < 6; ++i) {

@@ -349,6 +349,7 @@ private slots:
     void callbackPost();
     void resolveAndConnectFailures();
     void abortStopsCallbacks();
+    void socketsComeAndGo();
 
     // ---- https with the operator's CA (ca_file), the dialled address ----
     void httpsWithCaFile();
@@ -1534,6 +1535,42 @@ void TestUrlGuard::resolveAndConnectFailures()
 
     r = get(fetch, QStringLiteral("http://127.0.0.1:%1/").arg(closedPort()), loopbackPolicy());
     QCOMPARE(r.outcome.error, FetchError::Connect);
+}
+
+// Every connection here closes after its answer, so socket descriptors are closed and handed out
+// again all the time, and the client's kept notifiers serve descriptor after descriptor: waves
+// of concurrent calls and calls one after another all get their own answers.
+void TestUrlGuard::socketsComeAndGo()
+{
+    TestServer server;
+    UpstreamClient client;
+    for (int wave = 0; wave < 3; ++wave) {
+        const int width = wave == 1 ? 1 : 40;
+        for (int round = 0; round < (wave == 1 ? 40 : 1); ++round) {
+            QList<UpstreamCallPtr> calls;
+            QStringList bodies(width), sent(width);
+            int done = 0;
+            for (int i = 0; i < width; ++i) {
+                UpstreamRequest r;
+                r.url = (server.base() + QStringLiteral("/echo")).toLatin1();
+                sent[i] = QStringLiteral("wave %1 round %2 call %3").arg(wave).arg(round).arg(i);
+                r.body = sent[i].toUtf8();
+                r.totalTimeoutMs = 10'000;
+                UpstreamCallPtr call = client.start(r);
+                call->onData = [&bodies, i](const QByteArray &d) {
+                    bodies[i] += QString::fromUtf8(d);
+                };
+                call->onDone = [&done](UpstreamError e, const QString &message) {
+                    QVERIFY2(e == UpstreamError::None, qPrintable(message));
+                    ++done;
+                };
+                calls.append(call);
+            }
+            QTRY_COMPARE_WITH_TIMEOUT(done, width, 20'000);
+            QCOMPARE(bodies, sent);
+        }
+    }
+    QCOMPARE(server.connections, 40 + 40 + 40);
 }
 
 void TestUrlGuard::abortStopsCallbacks()
