@@ -90,11 +90,38 @@ Span member(QByteArrayView s, qsizetype i, QByteArrayView key)
     }
 }
 
+// Keys wanted at the top level, and where their values were seen (the first of each name).
+struct Wanted
+{
+    std::initializer_list<QByteArrayView> keys;
+    Span *spans;
+    void clear() const
+    {
+        for (size_t n = 0; n < keys.size(); ++n)
+            spans[n] = {};
+    }
+    // Returns true once every key has a span.
+    bool note(QByteArrayView key, qsizetype begin, qsizetype end) const
+    {
+        bool all = true;
+        size_t n = 0;
+        for (QByteArrayView k : keys) {
+            if (!spans[n].found() && k == key)
+                spans[n] = {begin, end};
+            all = all && spans[n].found();
+            ++n;
+        }
+        return all;
+    }
+};
+
 // A strict validator: each returns the index one past what it accepted, or -1.
 class Validator
 {
 public:
-    explicit Validator(QByteArrayView s) : m_s(s) {}
+    explicit Validator(QByteArrayView s, const Wanted *wanted = nullptr) : m_s(s), m_wanted(wanted)
+    {
+    }
 
     qsizetype value(qsizetype i, int depth)
     {
@@ -126,11 +153,18 @@ public:
             return i + 1;
         for (;;) {
             i = skipSpace(m_s, i);
+            const qsizetype keyBegin = i;
             if (i >= m_s.size() || m_s[i] != '"' || (i = string(i)) < 0)
                 return -1;
+            const qsizetype keyEnd = i;
             i = skipSpace(m_s, i);
-            if (i >= m_s.size() || m_s[i] != ':' || (i = value(i + 1, depth)) < 0)
+            if (i >= m_s.size() || m_s[i] != ':')
                 return -1;
+            const qsizetype valueBegin = skipSpace(m_s, i + 1);
+            if ((i = value(valueBegin, depth)) < 0)
+                return -1;
+            if (depth == 1 && m_wanted)
+                m_wanted->note(m_s.sliced(keyBegin + 1, keyEnd - keyBegin - 2), valueBegin, i);
             i = skipSpace(m_s, i);
             if (i >= m_s.size())
                 return -1;
@@ -276,6 +310,7 @@ private:
     }
 
     QByteArrayView m_s;
+    const Wanted *m_wanted;
 };
 
 } // namespace
@@ -289,6 +324,38 @@ Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path)
             return {};
     }
     return span;
+}
+
+void members(QByteArrayView json, std::initializer_list<QByteArrayView> keys, Span *spans)
+{
+    const Wanted wanted{keys, spans};
+    wanted.clear();
+    // member()'s walk, noting every wanted key instead of stopping at one.
+    qsizetype i = skipSpace(json, 0);
+    if (i >= json.size() || json[i] != '{')
+        return;
+    ++i;
+    for (;;) {
+        i = skipSpace(json, i);
+        if (i >= json.size() || json[i] != '"')
+            return;
+        const qsizetype keyEnd = skipString(json, i);
+        if (keyEnd < 0)
+            return;
+        const QByteArrayView k = json.sliced(i + 1, keyEnd - i - 2);
+        i = skipSpace(json, keyEnd);
+        if (i >= json.size() || json[i] != ':')
+            return;
+        i = skipSpace(json, i + 1);
+        const qsizetype valueEnd = skipValue(json, i);
+        if (valueEnd < 0 || wanted.note(k, i, valueEnd))
+            return;
+        i = skipSpace(json, valueEnd);
+        if (i < json.size() && json[i] == ',')
+            ++i;
+        else
+            return;
+    }
 }
 
 bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
@@ -336,12 +403,22 @@ QByteArray quote(QByteArrayView text)
 
 bool isObject(QByteArrayView json)
 {
+    return isObject(json, {}, nullptr);
+}
+
+bool isObject(QByteArrayView json, std::initializer_list<QByteArrayView> keys, Span *spans)
+{
+    const Wanted wanted{keys, spans};
+    wanted.clear();
     const qsizetype start = skipSpace(json, 0);
     if (start >= json.size() || json[start] != '{')
         return false;
-    Validator v(json);
+    Validator v(json, keys.size() ? &wanted : nullptr);
     const qsizetype end = v.object(start, 1);
-    return end >= 0 && skipSpace(json, end) == json.size();
+    if (end >= 0 && skipSpace(json, end) == json.size())
+        return true;
+    wanted.clear();
+    return false;
 }
 
 } // namespace JsonScan

@@ -20,6 +20,11 @@ struct Span
 // Returns an empty span if the text is not an object, the path is missing or the JSON is broken.
 Span find(QByteArrayView json, std::initializer_list<QByteArrayView> path);
 
+// The values of several top-level keys in one walk, spans[i] for keys[i]: what find(json,
+// {keys[i]}) gives, for a fraction of the cost when the relays want three of one answer.
+// spans must have room for keys.size() spans.
+void members(QByteArrayView json, std::initializer_list<QByteArrayView> keys, Span *spans);
+
 // Replaces a string value at the path with `value`: the new value's JSON text, quotes included
 // (quote() makes it).
 // Returns false (leaving json untouched) when there is no string there.
@@ -31,6 +36,10 @@ bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
 // only. Checks without building a document: the relays use it to tell a whole answer from a
 // truncated one, where QJsonDocument cost about 50,000 instructions per small answer.
 bool isObject(QByteArrayView json);
+// isObject() and members() in one pass: when the text is a whole object, spans[i] is the span of
+// keys[i] at its top level (the first member of that name, as find() gives); otherwise every
+// span is empty.
+bool isObject(QByteArrayView json, std::initializer_list<QByteArrayView> keys, Span *spans);
 
 // `text` as a JSON string literal, quotes included.
 QByteArray quote(QByteArrayView text);

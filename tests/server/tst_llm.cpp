@@ -71,6 +71,27 @@ QByteArray describe(const QList<SseEvent> &events)
     return s;
 }
 
+// One of the samples: whole, cut short, or with one byte replaced by JSON punctuation, a digit or
+// a literal's letter (never the byte after a backslash).
+QByteArray mangledSample(QRandomGenerator &rng, const QList<QByteArray> &samples)
+{
+    QByteArray json = samples[rng.bounded(samples.size())];
+    switch (rng.bounded(3)) {
+    case 0:
+        json.truncate(rng.bounded(json.size() + 1));
+        break;
+    case 1: {
+        const int at = rng.bounded(json.size());
+        if (at == 0 || json[at - 1] != '\\')
+            json[at] = " {}[]\":,019-tfnu"[rng.bounded(16)];
+        break;
+    }
+    default:
+        break;
+    }
+    return json;
+}
+
 QByteArray sliceOf(const QByteArray &json, const JsonScan::Span &s)
 {
     if (!s.found())
@@ -172,6 +193,7 @@ private slots:
     void json_isObject_data();
     void json_isObject();
     void json_isObjectAgreesWithQJsonDocument();
+    void json_membersAgreeWithFind();
 
     // 3. TokenUsage::cost
     void cost_data();
@@ -442,22 +464,9 @@ void TestLlm::json_isObjectAgreesWithQJsonDocument()
     };
     int checked = 0;
     for (int round = 0; round < 4000; ++round) {
-        QByteArray json = samples[rng.bounded(samples.size())];
-        switch (rng.bounded(3)) {
-        case 0:
-            json.truncate(rng.bounded(json.size() + 1));
-            break;
-        case 1: {
-            // Nothing after a '\\', no '\\' or '.', and samples without decimals: no invalid
-            // escape or "2." is made, which QJsonDocument would accept.
-            const int at = rng.bounded(json.size());
-            if (at == 0 || json[at - 1] != '\\')
-                json[at] = " {}[]\":,019-tfnu"[rng.bounded(16)];
-            break;
-        }
-        default:
-            break;
-        }
+        // Nothing after a '\\', no '\\' or '.', and samples without decimals: no invalid escape
+        // or "2." is made, which QJsonDocument would accept.
+        const QByteArray json = mangledSample(rng, samples);
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
         const bool qt = error.error == QJsonParseError::NoError && doc.isObject();
@@ -465,6 +474,48 @@ void TestLlm::json_isObjectAgreesWithQJsonDocument()
         ++checked;
     }
     QCOMPARE(checked, 4000);
+}
+
+// members() and isObject() with keys give, in one pass, what find() gives key by key: on whole
+// answers, cut ones, corrupted ones, with a key written twice (the first counts) and with keys
+// that are missing or only nested.
+void TestLlm::json_membersAgreeWithFind()
+{
+    QRandomGenerator rng(20261127);
+    const QList<QByteArray> samples = {
+        R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Echo: 中 hi","model":"inner"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":8,"total_tokens":12}})",
+        R"( { "usage" : { "a" : 1 } , "model" : "x\"y" , "model" : "second", "choices" : [ ] } )",
+        R"({"error":{"message":"no","type":"t"},"usage":null,"model":7})",
+    };
+    int whole = 0;
+    for (int round = 0; round < 3000; ++round) {
+        const QByteArray json = mangledSample(rng, samples);
+        const auto keys = {QByteArrayView("model"),   QByteArrayView("usage"),
+                           QByteArrayView("choices"), QByteArrayView("error"),
+                           QByteArrayView("message"), QByteArrayView("absent")};
+        JsonScan::Span walked[6], validated[6];
+        JsonScan::members(json, keys, walked);
+        const bool object = JsonScan::isObject(json, keys, validated);
+        QCOMPARE(object, JsonScan::isObject(json));
+        whole += object;
+        int n = 0;
+        for (QByteArrayView key : keys) {
+            const JsonScan::Span one = JsonScan::find(json, {key});
+            QVERIFY2(walked[n].begin == one.begin && walked[n].end == one.end, json.constData());
+            if (object)
+                QVERIFY2(validated[n].begin == one.begin && validated[n].end == one.end,
+                         json.constData());
+            else
+                QVERIFY2(!validated[n].found(), json.constData());
+            ++n;
+        }
+    }
+    QVERIFY2(whole > 500, qPrintable(QString::number(whole))); // whole ones were checked too
+    const QByteArray twice = samples[1];
+    JsonScan::Span s[2];
+    QVERIFY(JsonScan::isObject(twice, {"model", "absent"}, s));
+    QCOMPARE(sliceOf(twice, s[0]), QByteArray(R"("x\"y")"));
+    QVERIFY(!s[1].found());
 }
 
 void TestLlm::json_findNested()

@@ -1,7 +1,9 @@
 // libFuzzer target for server/upstream/JsonScan (tests/upstream/fuzz_json_scan.sh): the relays
 // run it over every upstream answer, which is untrusted. Properties: nothing crashes or reads
 // outside the input (ASan, UBSan); a span find() returns lies inside the text; replaceString()
-// changes the text only when find() saw a string there; and isObject() agrees with QJsonDocument
+// changes the text only when find() saw a string there; members() and isObject() with keys give
+// find()'s spans in one pass (isObject() only for a whole object); and isObject() agrees with
+// QJsonDocument
 // on texts whose strings hold no backslash, control byte or byte above 0x7e and whose numbers
 // have no fraction or exponent (where the two are known to differ: QJsonDocument accepts invalid
 // escapes, raw control characters, ".5" and "1.", and refuses numbers out of a double's range).
@@ -48,6 +50,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     const bool object = JsonScan::isObject(json);
+    const auto keys = {QByteArrayView("model"), QByteArrayView("usage"), QByteArrayView("a")};
+    JsonScan::Span walked[3], validated[3];
+    JsonScan::members(json, keys, walked);
+    if (JsonScan::isObject(json, keys, validated) != object)
+        abort();
+    int n = 0;
+    for (QByteArrayView key : keys) {
+        const JsonScan::Span one = JsonScan::find(json, {key});
+        if (walked[n].begin != one.begin || walked[n].end != one.end)
+            abort();
+        if (object ? validated[n].begin != one.begin || validated[n].end != one.end
+                   : validated[n].found())
+            abort();
+        ++n;
+    }
     if (comparable(json)) {
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
