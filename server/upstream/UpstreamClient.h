@@ -138,6 +138,7 @@ private:
     void addStarted();
 
     void initMulti();
+    void dropSpareSockets();
 
     static constexpr int kIdleDropMs = 30'000;
     void *m_multi = nullptr;
@@ -147,6 +148,6 @@ private:
     QElapsedTimer m_clock;
     QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
     std::vector<std::weak_ptr<UpstreamCall>> m_starting; // to add to the multi handle
-    static constexpr size_t kSpareSockets = 256;         // as many as idle connections are kept
-    std::vector<Socket *> m_spareSockets;                // notifiers disabled, for the next socket
+    static constexpr size_t kSpareSockets = 64;
+    std::vector<Socket *> m_spareSockets; // notifiers disabled, for the next socket
 };
