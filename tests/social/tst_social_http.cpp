@@ -298,10 +298,13 @@ private slots:
         // The same database, the upstream gone: the catalog is served from the database.
         f.restart(settingsFor(QStringLiteral("http://127.0.0.1:%1").arg(closedPort())));
         QVERIFY(waitForCatalog(f, token, QStringLiteral("database")));
-        const QJsonObject status = catalogStatus(f, token);
+        // The catalog is loaded before the keeper's thread starts its refresh: wait for that.
+        QJsonObject status;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (status = catalogStatus(f, token), !status.value("last_error").toString().isEmpty() ||
+                                                   status.value("refreshing").toBool()),
+            10'000);
         QCOMPARE(status.value("actions").toInt(), 1010);
-        QVERIFY(!status.value("last_error").toString().isEmpty() ||
-                status.value("refreshing").toBool());
         const HttpReply down =
             f.client().get("/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=1", key);
         QCOMPARE(down.status, 503);
