@@ -58,38 +58,6 @@ qsizetype skipValue(QByteArrayView s, qsizetype i)
     return i > start ? i : -1; // an empty value is broken JSON
 }
 
-// Within the object starting at s[i] == '{', the span of key's value.
-Span member(QByteArrayView s, qsizetype i, QByteArrayView key)
-{
-    i = skipSpace(s, i);
-    if (i >= s.size() || s[i] != '{')
-        return {};
-    ++i;
-    for (;;) {
-        i = skipSpace(s, i);
-        if (i >= s.size() || s[i] == '}' || s[i] != '"')
-            return {};
-        const qsizetype keyEnd = skipString(s, i);
-        if (keyEnd < 0)
-            return {};
-        const QByteArrayView k = s.sliced(i + 1, keyEnd - i - 2);
-        i = skipSpace(s, keyEnd);
-        if (i >= s.size() || s[i] != ':')
-            return {};
-        i = skipSpace(s, i + 1);
-        const qsizetype valueEnd = skipValue(s, i);
-        if (valueEnd < 0)
-            return {};
-        if (k == key)
-            return {i, valueEnd};
-        i = skipSpace(s, valueEnd);
-        if (i < s.size() && s[i] == ',')
-            ++i;
-        else
-            return {};
-    }
-}
-
 // Keys wanted at the top level, and where their values were seen (the first of each name).
 struct Wanted
 {
@@ -114,6 +82,45 @@ struct Wanted
         return all;
     }
 };
+
+// Walks the members of the object starting at s[i] == '{' (after spaces), noting each in
+// `wanted`; stops at the end, at broken JSON, or once every wanted key has its span.
+void walkMembers(QByteArrayView s, qsizetype i, const Wanted &wanted)
+{
+    i = skipSpace(s, i);
+    if (i >= s.size() || s[i] != '{')
+        return;
+    ++i;
+    for (;;) {
+        i = skipSpace(s, i);
+        if (i >= s.size() || s[i] != '"')
+            return;
+        const qsizetype keyEnd = skipString(s, i);
+        if (keyEnd < 0)
+            return;
+        const QByteArrayView k = s.sliced(i + 1, keyEnd - i - 2);
+        i = skipSpace(s, keyEnd);
+        if (i >= s.size() || s[i] != ':')
+            return;
+        i = skipSpace(s, i + 1);
+        const qsizetype valueEnd = skipValue(s, i);
+        if (valueEnd < 0 || wanted.note(k, i, valueEnd))
+            return;
+        i = skipSpace(s, valueEnd);
+        if (i < s.size() && s[i] == ',')
+            ++i;
+        else
+            return;
+    }
+}
+
+// Within the object starting at s[i] == '{', the span of key's value.
+Span member(QByteArrayView s, qsizetype i, QByteArrayView key)
+{
+    Span span;
+    walkMembers(s, i, Wanted{{key}, &span});
+    return span;
+}
 
 // A strict validator: each returns the index one past what it accepted, or -1.
 class Validator
@@ -330,32 +337,7 @@ void members(QByteArrayView json, std::initializer_list<QByteArrayView> keys, Sp
 {
     const Wanted wanted{keys, spans};
     wanted.clear();
-    // member()'s walk, noting every wanted key instead of stopping at one.
-    qsizetype i = skipSpace(json, 0);
-    if (i >= json.size() || json[i] != '{')
-        return;
-    ++i;
-    for (;;) {
-        i = skipSpace(json, i);
-        if (i >= json.size() || json[i] != '"')
-            return;
-        const qsizetype keyEnd = skipString(json, i);
-        if (keyEnd < 0)
-            return;
-        const QByteArrayView k = json.sliced(i + 1, keyEnd - i - 2);
-        i = skipSpace(json, keyEnd);
-        if (i >= json.size() || json[i] != ':')
-            return;
-        i = skipSpace(json, i + 1);
-        const qsizetype valueEnd = skipValue(json, i);
-        if (valueEnd < 0 || wanted.note(k, i, valueEnd))
-            return;
-        i = skipSpace(json, valueEnd);
-        if (i < json.size() && json[i] == ',')
-            ++i;
-        else
-            return;
-    }
+    walkMembers(json, 0, wanted);
 }
 
 bool replaceString(QByteArray &json, std::initializer_list<QByteArrayView> path,
