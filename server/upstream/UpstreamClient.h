@@ -120,6 +120,13 @@ public:
     // to the event loop (they are never called synchronously from start()).
     UpstreamCallPtr start(const UpstreamRequest &request);
 
+    // How long the client waits without a call before it drops its cached connections and kept
+    // notifiers (default kIdleDropMs); tests shorten it.
+    void setIdleDropMs(int ms) { m_idleDrop.setInterval(ms); }
+    // Notifiers kept, disabled, for the next socket (at most kSpareSockets; none once idle).
+    int keptNotifiers() const { return int(m_spareSockets.size()); }
+    static constexpr size_t kSpareSockets = 64;
+
 private:
     friend class UpstreamCall;
     struct Socket;
@@ -148,6 +155,5 @@ private:
     QElapsedTimer m_clock;
     QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
     std::vector<std::weak_ptr<UpstreamCall>> m_starting; // to add to the multi handle
-    static constexpr size_t kSpareSockets = 64;
-    std::vector<Socket *> m_spareSockets; // notifiers disabled, for the next socket
+    std::vector<Socket *> m_spareSockets;                // notifiers disabled, for the next socket
 };

@@ -1009,6 +1009,36 @@ void TestLlm::chat_streamUsageWithChoicesNotStripped()
                    &out2);
     QVERIFY(out2.isEmpty());
     QCOMPARE(relay->usage().input, 10);
+
+    // Both edits in one chunk, usage before or after the model, with a client model longer than
+    // the upstream's: each lands on its own member, whichever comes first in the text.
+    for (const bool usageFirst : {true, false}) {
+        auto longer = Relay::create(Protocol::Chat, Protocol::Chat,
+                                    QStringLiteral("a-much-longer-client-model-name"));
+        QVERIFY(longer
+                    ->prepare(obj(R"({"model":"a-much-longer-client-model-name","stream":true,)"
+                                  R"("messages":[]})"),
+                              QStringLiteral("u"))
+                    .isEmpty());
+        const QByteArray usage = R"("usage":{"prompt_tokens":7,"completion_tokens":3})";
+        const QByteArray choices = R"("choices":[{"index":0,"delta":{"content":"x"}}])";
+        const QByteArray chunk = usageFirst
+                                     ? "{" + usage + "," + choices + R"(,"model":"u","n":1})"
+                                     : R"({"model":"u",)" + choices + "," + usage + R"(,"n":1})";
+        QByteArray relayed;
+        longer->onEvent(dataEvent(chunk), &relayed);
+        const QList<SseEvent> one = parseAll(relayed);
+        QCOMPARE(one.size(), 1);
+        QJsonParseError error;
+        const QJsonObject o = QJsonDocument::fromJson(one.first().data, &error).object();
+        QVERIFY2(error.error == QJsonParseError::NoError, one.first().data.constData());
+        QVERIFY(o.value("usage").isNull());
+        QCOMPARE(o.value("model").toString(), QStringLiteral("a-much-longer-client-model-name"));
+        QCOMPARE(o.value("n").toInt(), 1);
+        QCOMPARE(o.value("choices").toArray().size(), 1);
+        QCOMPARE(longer->usage().input, 7);
+        QCOMPARE(longer->usage().output, 3);
+    }
 }
 
 void TestLlm::chat_streamErrorChunk()
