@@ -9,6 +9,7 @@
 // batch in one statement (SettleBatchPostgres.cpp).
 #include "SqliteStatements.h"
 #include "Store.h"
+#include "UsageColumns.h"
 
 #include <array>
 #include <QHash>
@@ -78,11 +79,9 @@ const Texts &ledgerTexts()
 
 const Texts &usageTexts()
 {
-    static const Texts t = texts(
-        "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, endpoint, model, "
-        "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, characters, "
-        "audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) VALUES ",
-        19, {});
+    static const Texts t =
+        texts("INSERT INTO usage_records (" + UsageColumns::names() + ") VALUES ",
+              UsageColumns::count(), {});
     return t;
 }
 
@@ -129,7 +128,6 @@ public:
         m_text.push_back(std::move(utf8));
     }
     void bindNull() { check(sqlite3_bind_null(m_s, ++m_at)); }
-    void bindId(qint64 id) { id ? bind(id) : bindNull(); }
     void run() { m_row = step(); }
     bool next()
     {
@@ -330,26 +328,14 @@ void Store::settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
     insertRows(
         usageTexts(), usage,
         [&batch, now](SettleStatement &q, qsizetype i) {
-            const UsageRecord &r = batch[i].usage;
-            q.bind(r.accountId);
-            q.bindId(r.keyId);
-            q.bindId(r.tokenId);
-            q.bind(r.time.isValid() ? r.time.toMSecsSinceEpoch() : now);
-            q.bind(r.endpoint);
-            q.bind(r.model);
-            q.bind(r.inputTokens);
-            q.bind(r.outputTokens);
-            q.bind(r.cacheReadTokens);
-            q.bind(r.cacheWriteTokens);
-            q.bind(r.characters);
-            q.bind(r.audioMs);
-            q.bind(r.requests);
-            q.bind(r.cost);
-            q.bind(qint64(r.status));
-            q.bind(qint64(r.latencyMs));
-            q.bind(r.requestId);
-            q.bind(qint64(r.estimated ? 1 : 0));
-            q.bind(r.images);
+            struct Sink
+            {
+                SettleStatement &q;
+                void integer(qint64 v) { q.bind(v); }
+                void null() { q.bindNull(); }
+                void text(const QString &v) { q.bind(v); }
+            };
+            UsageColumns::bind(batch[i].usage, now, Sink{q});
         },
         [&batch](qsizetype i, qint64 id) { batch[i].usage.id = id; });
 }

@@ -8,10 +8,11 @@
 // spends about 0.3 ms executing the statement and 0.15 ms flushing its commit. The rows go as
 // one array per column, bound as text through Qt SQL (QPSQL binds no arrays).
 #include "Store.h"
+#include "UsageColumns.h"
 
-#include <array>
 #include <QSqlError>
 #include <QVariant>
+#include <vector>
 
 namespace {
 
@@ -25,10 +26,10 @@ public:
         next();
         m_text += QString::number(value);
     }
-    void addId(qint64 id) // 0: NULL
+    void addNull()
     {
         next();
-        m_text += id ? QString::number(id) : QStringLiteral("NULL");
+        m_text += QStringLiteral("NULL");
     }
     void add(const QString &value) // a null string is ""
     {
@@ -65,98 +66,72 @@ private:
 // reach Qt as a double. The result: 'c' a charge made, 'u' a usage
 // record stored, 'd' an earlier charge of the same request id. A charge with neither 'c' nor
 // 'd' had no account.
-constexpr const char *kSettle =
-    "WITH rows AS MATERIALIZED (SELECT * FROM unnest(?::int[], ?::bigint[], ?::bigint[], "
-    "?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], "
-    "?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::int[], ?::int[], "
-    "?::text[], ?::int[], ?::bigint[]) AS r(ord, account_id, key_id, token_id, time_ms, "
-    "endpoint, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
-    "characters, audio_ms, requests, cost, status, latency_ms, request_id, estimated, images)), "
-    "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, l.reason, "
-    "l.request_id, l.created_ms FROM ledger l WHERE l.kind = 'charge' AND l.request_id <> '' "
-    "AND l.request_id IN (SELECT request_id FROM rows WHERE cost > 0 AND request_id <> '')), "
-    "fresh AS MATERIALIZED (SELECT r.ord, r.account_id, r.cost, r.endpoint, r.request_id, "
-    "(sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY r.ord))::bigint AS upto FROM rows r "
-    "WHERE r.cost > 0 AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.request_id = r.request_id)), "
-    "locked AS MATERIALIZED (SELECT a.id FROM accounts a WHERE a.id IN (SELECT account_id FROM "
-    "fresh) ORDER BY a.id FOR NO KEY UPDATE), "
-    "upd AS (UPDATE accounts a SET balance = a.balance - t.total FROM (SELECT f.account_id, "
-    "sum(f.cost)::bigint AS total FROM fresh f JOIN locked k ON k.id = f.account_id GROUP BY "
-    "f.account_id) t WHERE a.id = t.account_id RETURNING a.id, a.balance + t.total AS before), "
-    "charged AS MATERIALIZED (SELECT nextval('ledger_id_seq') AS id, c.* FROM (SELECT f.ord, "
-    "f.account_id, f.cost, u.before - f.upto AS balance_after, f.endpoint, f.request_id FROM "
-    "fresh f JOIN upd u ON u.id = f.account_id ORDER BY f.ord) c), "
-    "ledger_rows AS (INSERT INTO ledger (id, account_id, kind, amount, balance_after, reason, "
-    "request_id, created_ms) SELECT id, account_id, 'charge', -cost, balance_after, endpoint, "
-    "request_id, ? FROM charged), "
-    "stored AS MATERIALIZED (SELECT nextval('usage_records_id_seq') AS id, s.* FROM (SELECT * "
-    "FROM rows r WHERE r.cost <= 0 OR r.ord IN (SELECT ord FROM charged) ORDER BY r.ord) s), "
-    "usage_rows AS (INSERT INTO usage_records (id, account_id, key_id, token_id, time_ms, "
-    "endpoint, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
-    "characters, audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) "
-    "SELECT id, account_id, key_id, token_id, time_ms, endpoint, model, input_tokens, "
-    "output_tokens, cache_read_tokens, cache_write_tokens, characters, audio_ms, requests, cost, "
-    "status, latency_ms, request_id, estimated, images FROM stored) "
-    "SELECT 'c', ord, id, account_id, -cost, balance_after, NULL::text, NULL::text, "
-    "NULL::bigint FROM charged "
-    "UNION ALL SELECT 'u', ord, id, NULL, NULL, NULL, NULL, NULL, NULL FROM stored "
-    "UNION ALL SELECT 'd', NULL, id, account_id, amount, balance_after, reason, request_id, "
-    "created_ms FROM dup";
+const QByteArray &settleText()
+{
+    static const QByteArray text = [] {
+        QByteArray arrays, names = UsageColumns::names();
+        const UsageRecord none;
+        UsageColumns::forEach(none, [&](const UsageColumns::Column &c, const auto &) {
+            arrays += QByteArray(", ?::") + c.pgType + "[]";
+        });
+        return "WITH rows AS MATERIALIZED (SELECT * FROM unnest(?::int[]" + arrays +
+               ") AS r(ord, " + names +
+               ")), "
+               "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, "
+               "l.reason, l.request_id, l.created_ms FROM ledger l WHERE l.kind = 'charge' AND "
+               "l.request_id <> '' AND l.request_id IN (SELECT request_id FROM rows WHERE cost > "
+               "0 AND request_id <> '')), "
+               "fresh AS MATERIALIZED (SELECT r.ord, r.account_id, r.cost, r.endpoint, "
+               "r.request_id, (sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY "
+               "r.ord))::bigint AS upto FROM rows r WHERE r.cost > 0 AND NOT EXISTS (SELECT 1 "
+               "FROM dup WHERE dup.request_id = r.request_id)), "
+               "locked AS MATERIALIZED (SELECT a.id FROM accounts a WHERE a.id IN (SELECT "
+               "account_id FROM fresh) ORDER BY a.id FOR NO KEY UPDATE), "
+               "upd AS (UPDATE accounts a SET balance = a.balance - t.total FROM (SELECT "
+               "f.account_id, sum(f.cost)::bigint AS total FROM fresh f JOIN locked k ON k.id = "
+               "f.account_id GROUP BY f.account_id) t WHERE a.id = t.account_id RETURNING a.id, "
+               "a.balance + t.total AS before), "
+               "charged AS MATERIALIZED (SELECT nextval('ledger_id_seq') AS id, c.* FROM (SELECT "
+               "f.ord, f.account_id, f.cost, u.before - f.upto AS balance_after, f.endpoint, "
+               "f.request_id FROM fresh f JOIN upd u ON u.id = f.account_id ORDER BY f.ord) c), "
+               "ledger_rows AS (INSERT INTO ledger (id, account_id, kind, amount, balance_after, "
+               "reason, request_id, created_ms) SELECT id, account_id, 'charge', -cost, "
+               "balance_after, endpoint, request_id, ? FROM charged), "
+               "stored AS MATERIALIZED (SELECT nextval('usage_records_id_seq') AS id, s.* FROM "
+               "(SELECT * FROM rows r WHERE r.cost <= 0 OR r.ord IN (SELECT ord FROM charged) "
+               "ORDER BY r.ord) s), "
+               "usage_rows AS (INSERT INTO usage_records (id, " +
+               names + ") SELECT id, " + names +
+               " FROM stored) "
+               "SELECT 'c', ord, id, account_id, -cost, balance_after, NULL::text, NULL::text, "
+               "NULL::bigint FROM charged "
+               "UNION ALL SELECT 'u', ord, id, NULL, NULL, NULL, NULL, NULL, NULL FROM stored "
+               "UNION ALL SELECT 'd', NULL, id, account_id, amount, balance_after, reason, "
+               "request_id, created_ms FROM dup";
+    }();
+    return text;
+}
 
 } // namespace
 
 void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
                            const QHash<QString, qsizetype> &firstCharge, qint64 now)
 {
-    enum Column
-    {
-        Ord,
-        Account,
-        Key,
-        Token,
-        Time,
-        Endpoint,
-        Model,
-        Input,
-        Output,
-        CacheRead,
-        CacheWrite,
-        Characters,
-        AudioMs,
-        Requests,
-        Cost,
-        HttpStatus,
-        Latency,
-        RequestId,
-        Estimated,
-        Images,
-        Columns
-    };
-    std::array<ArrayLiteral, Columns> col;
+    ArrayLiteral ord;
+    std::vector<ArrayLiteral> col(size_t(UsageColumns::count()));
     for (qsizetype i : rows) {
-        const UsageRecord &r = batch[i].usage;
-        col[Ord].add(i);
-        col[Account].add(r.accountId);
-        col[Key].addId(r.keyId);
-        col[Token].addId(r.tokenId);
-        col[Time].add(r.time.isValid() ? r.time.toMSecsSinceEpoch() : now);
-        col[Endpoint].add(r.endpoint);
-        col[Model].add(r.model);
-        col[Input].add(r.inputTokens);
-        col[Output].add(r.outputTokens);
-        col[CacheRead].add(r.cacheReadTokens);
-        col[CacheWrite].add(r.cacheWriteTokens);
-        col[Characters].add(r.characters);
-        col[AudioMs].add(r.audioMs);
-        col[Requests].add(r.requests);
-        col[Cost].add(r.cost);
-        col[HttpStatus].add(qint64(r.status));
-        col[Latency].add(qint64(r.latencyMs));
-        col[RequestId].add(r.requestId);
-        col[Estimated].add(r.estimated ? 1 : 0);
-        col[Images].add(r.images);
+        ord.add(i);
+        struct Sink
+        {
+            std::vector<ArrayLiteral>::iterator at;
+            void integer(qint64 v) { (at++)->add(v); }
+            void null() { (at++)->addNull(); }
+            void text(const QString &v) { (at++)->add(v); }
+        };
+        UsageColumns::bind(batch[i].usage, now, Sink{col.begin()});
     }
-    QSqlQuery &q = prepared(kSettle);
+    QSqlQuery &q = prepared(settleText().constData());
+    q.addBindValue(ord.take());
     for (ArrayLiteral &c : col)
         q.addBindValue(c.take());
     q.addBindValue(now);

@@ -1,6 +1,7 @@
 #include "Store.h"
 
 #include "Secrets.h"
+#include "UsageColumns.h"
 
 #include <QSqlError>
 #include <QVariant>
@@ -74,36 +75,25 @@ LedgerEntry ledgerFrom(const QSqlQuery &q)
 UsageRecord usageFrom(const QSqlQuery &q)
 {
     UsageRecord r;
-    int i = 0;
-    r.id = q.value(i++).toLongLong();
-    r.accountId = q.value(i++).toLongLong();
-    r.keyId = q.value(i++).toLongLong();
-    r.tokenId = q.value(i++).toLongLong();
-    r.time = timeOf(q.value(i++));
-    r.endpoint = q.value(i++).toString();
-    r.model = q.value(i++).toString();
-    r.inputTokens = q.value(i++).toLongLong();
-    r.outputTokens = q.value(i++).toLongLong();
-    r.cacheReadTokens = q.value(i++).toLongLong();
-    r.cacheWriteTokens = q.value(i++).toLongLong();
-    r.characters = q.value(i++).toLongLong();
-    r.audioMs = q.value(i++).toLongLong();
-    r.requests = q.value(i++).toLongLong();
-    r.cost = q.value(i++).toLongLong();
-    r.status = q.value(i++).toInt();
-    r.latencyMs = q.value(i++).toInt();
-    r.requestId = q.value(i++).toString();
-    r.estimated = q.value(i++).toInt() != 0;
-    r.images = q.value(i++).toLongLong();
+    r.id = q.value(0).toLongLong();
+    int i = 1;
+    UsageColumns::forEach(r, [&](const UsageColumns::Column &, auto &member) {
+        using T = std::decay_t<decltype(member)>;
+        const QVariant v = q.value(i++);
+        if constexpr (std::is_same_v<T, QString>)
+            member = v.toString();
+        else if constexpr (std::is_same_v<T, QDateTime>)
+            member = timeOf(v);
+        else if constexpr (std::is_same_v<T, bool>)
+            member = v.toInt() != 0;
+        else
+            member = T(v.toLongLong()); // NULL ids read as 0
+    });
     return r;
 }
 
 constexpr const char *kKeyColumns =
     "id, account_id, name, prefix, tier, created_ms, last_used_ms, revoked_ms";
-constexpr const char *kUsageColumns =
-    "id, account_id, key_id, token_id, time_ms, endpoint, model, input_tokens, output_tokens, "
-    "cache_read_tokens, cache_write_tokens, characters, audio_ms, requests, cost, status, "
-    "latency_ms, request_id, estimated, images";
 
 constexpr qint64 kFarFutureMs = 4'000'000'000'000'000;
 
@@ -431,30 +421,22 @@ qint64 Store::ledgerSum(qint64 accountId)
 
 qint64 Store::insertUsage(const UsageRecord &r)
 {
-    QSqlQuery &q = prepared(
-        "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, endpoint, model, "
-        "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, characters, "
-        "audio_ms, requests, cost, status, latency_ms, request_id, estimated, images) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
-    q.addBindValue(r.accountId);
-    q.addBindValue(r.keyId ? QVariant(r.keyId) : QVariant(QMetaType::fromType<qint64>()));
-    q.addBindValue(r.tokenId ? QVariant(r.tokenId) : QVariant(QMetaType::fromType<qint64>()));
-    q.addBindValue(r.time.isValid() ? r.time.toMSecsSinceEpoch() : nowMs());
-    q.addBindValue(text(r.endpoint));
-    q.addBindValue(text(r.model));
-    q.addBindValue(r.inputTokens);
-    q.addBindValue(r.outputTokens);
-    q.addBindValue(r.cacheReadTokens);
-    q.addBindValue(r.cacheWriteTokens);
-    q.addBindValue(r.characters);
-    q.addBindValue(r.audioMs);
-    q.addBindValue(r.requests);
-    q.addBindValue(r.cost);
-    q.addBindValue(r.status);
-    q.addBindValue(r.latencyMs);
-    q.addBindValue(text(r.requestId));
-    q.addBindValue(r.estimated ? 1 : 0);
-    q.addBindValue(r.images);
+    static const QByteArray sql = [] {
+        QByteArray marks = "?";
+        for (int i = 1; i < UsageColumns::count(); ++i)
+            marks += ", ?";
+        return "INSERT INTO usage_records (" + UsageColumns::names() + ") VALUES (" + marks +
+               ") RETURNING id";
+    }();
+    QSqlQuery &q = prepared(sql.constData());
+    struct Sink
+    {
+        QSqlQuery &q;
+        void integer(qint64 v) { q.addBindValue(v); }
+        void null() { q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
+        void text(const QString &v) { q.addBindValue(::text(v)); }
+    };
+    UsageColumns::bind(r, nowMs(), Sink{q});
     exec(q);
     q.next();
     const qint64 id = q.value(0).toLongLong();
@@ -465,7 +447,7 @@ qint64 Store::insertUsage(const UsageRecord &r)
 UsagePage Store::usage(const UsageQuery &uq)
 {
     static const QByteArray sql =
-        QByteArray("SELECT ") + kUsageColumns +
+        "SELECT id, " + UsageColumns::names() +
         " FROM usage_records WHERE account_id = ? AND (CAST(? AS BIGINT) = 0 OR id < ?) AND "
         "time_ms >= ? AND time_ms < ? AND (CAST(? AS BIGINT) = 0 OR key_id = ?) AND "
         "(CAST(? AS TEXT) = '' OR model = ?) ORDER BY id DESC "

@@ -13,6 +13,7 @@
 #include <QSqlQuery>
 #include <QTest>
 #include <QThread>
+#include <tuple>
 
 // The charge path under concurrency: many threads posting charges through the single writer.
 class TestLedger : public QObject
@@ -149,6 +150,22 @@ private slots:
         QCOMPARE(page.records.first().cost, qint64(80));
     }
 
+    static bool sameUsage(const UsageRecord &got, const UsageRecord &want)
+    {
+        const auto fields = [](const UsageRecord &r) {
+            return std::make_tuple(r.id, r.accountId, r.keyId, r.tokenId,
+                                   r.time.toMSecsSinceEpoch(), r.endpoint, r.model, r.inputTokens,
+                                   r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens,
+                                   r.characters, r.audioMs, r.requests, r.cost, r.status,
+                                   r.latencyMs, r.requestId, r.estimated, r.images);
+        };
+        if (fields(got) == fields(want))
+            return true;
+        qWarning("usage record %lld read back differs from what was written (request %s)", got.id,
+                 qPrintable(want.requestId));
+        return false;
+    }
+
     // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the
     // same balances after each entry, the same usage records, ids matching their rows, for a
     // batch that crosses every multi-row statement size, with duplicates (stored earlier and
@@ -182,7 +199,19 @@ private slots:
             u.status = 200;
             u.requestId = QStringLiteral("req-%1").arg(i);
             u.time = QDateTime::fromMSecsSinceEpoch(1'700'000'000'000 + i, Qt::UTC);
+            // Every column its own value, so that a column bound in the wrong place shows.
+            u.tokenId = i % 2 ? 2000 + i : 0;
             u.inputTokens = i * 3;
+            u.outputTokens = i * 5 + 1;
+            u.cacheReadTokens = i * 7 + 2;
+            u.cacheWriteTokens = i * 11 + 3;
+            u.characters = i * 13 + 4;
+            u.audioMs = i * 17 + 5;
+            u.requests = 1 + i % 3;
+            u.status = 200 + i % 3;
+            u.latencyMs = i * 19 % 1000 + 6;
+            u.estimated = i % 3 == 0;
+            u.images = i % 4 + 7;
             if (i == 17)
                 u.requestId = "stored-before";
             if (i == 42 || i == 43)
@@ -245,21 +274,56 @@ private slots:
             ++rows;
         }
         QCOMPARE(rows, ledgerIds.size() - 1); // "twice" does not match req-%
-        QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost, "
-                          "endpoint, key_id FROM usage_records"));
+        // Each column by its own name, as the table has it.
+        QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost, endpoint, "
+                          "key_id, token_id, output_tokens, cache_read_tokens, "
+                          "cache_write_tokens, characters, audio_ms, requests, status, "
+                          "latency_ms, estimated, images, account_id FROM usage_records"));
         QVERIFY(q.exec());
         rows = 0;
         while (q.next()) {
             const int i = q.value(2).toString().mid(1).toInt();
-            QCOMPARE(q.value(0).toLongLong(), batch[i].usage.id);
+            const UsageRecord &u = batch[i].usage;
+            QCOMPARE(q.value(0).toLongLong(), u.id);
+            QCOMPARE(q.value(1).toString(), u.requestId);
             QCOMPARE(q.value(3).toLongLong(), qint64(i * 3));
             QCOMPARE(q.value(4).toLongLong(), 1'700'000'000'000 + i);
-            QCOMPARE(q.value(5).toLongLong(), batch[i].usage.cost);
-            QCOMPARE(q.value(6).toString(), batch[i].usage.endpoint);
-            QCOMPARE(q.value(7).isNull(), batch[i].usage.keyId == 0);
-            QCOMPARE(q.value(7).toLongLong(), batch[i].usage.keyId);
+            QCOMPARE(q.value(5).toLongLong(), u.cost);
+            QCOMPARE(q.value(6).toString(), u.endpoint);
+            QCOMPARE(q.value(7).isNull(), u.keyId == 0);
+            QCOMPARE(q.value(7).toLongLong(), u.keyId);
+            QCOMPARE(q.value(8).isNull(), u.tokenId == 0);
+            QCOMPARE(q.value(8).toLongLong(), u.tokenId);
+            QCOMPARE(q.value(9).toLongLong(), qint64(i * 5 + 1));
+            QCOMPARE(q.value(10).toLongLong(), qint64(i * 7 + 2));
+            QCOMPARE(q.value(11).toLongLong(), qint64(i * 11 + 3));
+            QCOMPARE(q.value(12).toLongLong(), qint64(i * 13 + 4));
+            QCOMPARE(q.value(13).toLongLong(), qint64(i * 17 + 5));
+            QCOMPARE(q.value(14).toLongLong(), qint64(1 + i % 3));
+            QCOMPARE(q.value(15).toInt(), 200 + i % 3);
+            QCOMPARE(q.value(16).toInt(), i * 19 % 1000 + 6);
+            QCOMPARE(q.value(17).toInt(), i % 3 == 0 ? 1 : 0);
+            QCOMPARE(q.value(18).toLongLong(), qint64(i % 4 + 7));
+            QCOMPARE(q.value(19).toLongLong(), account);
             ++rows;
         }
+        // Read back through the store, every column as written; then one record through the
+        // single-row insert.
+        UsageQuery all;
+        all.accountId = account;
+        all.limit = 1000;
+        const UsagePage page = s.usage(all);
+        QCOMPARE(page.records.size(), rows);
+        for (const UsageRecord &got : page.records)
+            QVERIFY(sameUsage(got, batch[got.model.mid(1).toInt()].usage));
+        UsageRecord single = batch[1].usage;
+        single.requestId = QStringLiteral("single");
+        single.id = s.insertUsage(single);
+        QVERIFY(single.id > 0);
+        all.limit = 1;
+        const UsagePage newest = s.usage(all);
+        QCOMPARE(newest.records.size(), 1);
+        QVERIFY(sameUsage(newest.records.first(), single));
         QCOMPARE(rows, usageIds.size());
     }
 
