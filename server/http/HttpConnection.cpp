@@ -1,8 +1,8 @@
 #include "HttpConnection.h"
 
 #include "HttpHandler.h"
+#include "HttpHead.h"
 
-#include <QUrl>
 #ifdef Q_OS_UNIX
 #include <sys/socket.h>
 #endif
@@ -10,19 +10,6 @@
 namespace {
 
 constexpr int kRequestReadTimeoutMs = 60'000; // head and body of one request, once started
-
-bool isToken(const QByteArray &s)
-{
-    if (s.isEmpty())
-        return false;
-    for (char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || QByteArrayView("!#$%&'*+-.^_`|~").contains(c);
-        if (!ok)
-            return false;
-    }
-    return true;
-}
 
 } // namespace
 
@@ -140,60 +127,14 @@ void HttpConnection::fail(int status, const QString &message)
 
 bool HttpConnection::parseHead(qsizetype headEnd)
 {
-    const QByteArray head = m_buffer.left(headEnd);
+    HttpHead::Error error;
+    const bool parsed = HttpHead::parse(QByteArrayView(m_buffer).first(headEnd),
+                                        m_limits.maxHeaderCount, &m_request, &error);
     m_buffer.remove(0, headEnd + 4);
     m_scanFrom = 0;
-    const QList<QByteArray> lines = head.split('\n');
-    QByteArray requestLine = lines.first();
-    if (requestLine.endsWith('\r'))
-        requestLine.chop(1);
-    const QList<QByteArray> parts = requestLine.split(' ');
-    if (parts.size() != 3 || !isToken(parts[0]) || parts[1].isEmpty()) {
-        fail(400, QStringLiteral("Malformed HTTP request line."));
+    if (!parsed) {
+        fail(error.status, error.message);
         return false;
-    }
-    m_request.method = parts[0];
-    m_request.target = parts[1];
-    const QByteArray version = parts[2];
-    if (version == "HTTP/1.1")
-        m_request.versionMinor = 1;
-    else if (version == "HTTP/1.0")
-        m_request.versionMinor = 0;
-    else {
-        fail(505, QStringLiteral("Only HTTP/1.0 and HTTP/1.1 are supported."));
-        return false;
-    }
-    const qsizetype q = m_request.target.indexOf('?');
-    const QByteArray rawPath = q < 0 ? m_request.target : m_request.target.left(q);
-    if (!rawPath.startsWith('/')) {
-        fail(400, QStringLiteral("The request target must be an absolute path."));
-        return false;
-    }
-    m_request.path = QUrl::fromPercentEncoding(rawPath);
-    if (q >= 0)
-        m_request.query.setQuery(QString::fromUtf8(m_request.target.mid(q + 1)));
-
-    if (lines.size() - 1 > m_limits.maxHeaderCount) {
-        fail(431,
-             QStringLiteral("Too many header fields (at most %1).").arg(m_limits.maxHeaderCount));
-        return false;
-    }
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        QByteArray line = lines[i];
-        if (line.endsWith('\r'))
-            line.chop(1);
-        if (line.isEmpty())
-            continue;
-        if (line.front() == ' ' || line.front() == '\t') {
-            fail(400, QStringLiteral("Folded header lines are not accepted."));
-            return false;
-        }
-        const qsizetype colon = line.indexOf(':');
-        if (colon <= 0 || !isToken(line.left(colon))) {
-            fail(400, QStringLiteral("Malformed header field."));
-            return false;
-        }
-        m_request.headers.append({line.left(colon).toLower(), line.mid(colon + 1).trimmed()});
     }
     const bool http10 = m_request.versionMinor == 0;
     const QByteArray connection = m_request.header("connection").toLower();

@@ -8,6 +8,7 @@
 //  4. the whole input read as a Content-Type: a boundary multipartBoundary() accepts is 1 to 70
 //     characters RFC 2046 allows.
 
+#include "FuzzRequire.h"
 #include "http/Multipart.h"
 
 #include <cstdint>
@@ -17,14 +18,6 @@
 #include <utility>
 
 namespace {
-
-void require(bool ok, const char *what, const QByteArray &input)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "property failed: %s\ninput: %s\n", what, input.toHex().constData());
-    __builtin_trap();
-}
 
 const QByteArray kBoundaries[] = {"b", "--", "abc", "aab", "----WebKitFormBoundary7MA4YWxkTrZu0gW"};
 

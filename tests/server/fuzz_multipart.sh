@@ -9,15 +9,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
-work=${2:-$root/build/fuzz_multipart}
-mkdir -p "$work/corpus"
-cd "$work"
-
-clang++ -std=c++20 -g -O1 -fPIC -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
-    -I"$root/server" $(pkg-config --cflags Qt6Core) \
-    "$here/fuzz_multipart.cpp" "$root/server/http/Multipart.cpp" \
-    $(pkg-config --libs Qt6Core) -o fuzz_multipart
+. "$root/tests/common/fuzz-build.sh"
+fuzz_workdir "${2:-$root/build/fuzz_multipart}"
+fuzz_build fuzz_multipart "Qt6Core" -I"$root/server" \
+    "$here/fuzz_multipart.cpp" "$root/server/http/Multipart.cpp"
 
 # Seeds: byte 0 picks the boundary (0 "b", 1 "--", 2 "abc", 3 "aab", 4 a browser's; +128 small
 # limits), byte 1 seeds the split; then a body around the shapes the parser handles.

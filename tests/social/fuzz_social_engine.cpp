@@ -13,6 +13,7 @@
 //     document() then has every $ref resolvable inside it and unique operationIds.
 
 #include "EnvelopeScanner.h"
+#include "FuzzRequire.h"
 #include "SocialCatalog.h"
 
 #include <cstdio>
@@ -23,14 +24,6 @@
 #include <QSet>
 
 namespace {
-
-void require(bool ok, const char *what, const QByteArray &input)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "property failed: %s\ninput: %s\n", what, input.toHex().constData());
-    __builtin_trap();
-}
 
 struct Answer
 {

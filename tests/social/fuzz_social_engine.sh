@@ -9,16 +9,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
-work=${2:-$root/build/fuzz-social-engine}
-mkdir -p "$work/corpus"
-cd "$work"
-
-clang++ -std=c++20 -g -O1 -fPIC -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
-    -I"$root/server/social/engine" $(pkg-config --cflags Qt6Core) \
+. "$root/tests/common/fuzz-build.sh"
+fuzz_workdir "${2:-$root/build/fuzz-social-engine}"
+fuzz_build fuzz_social_engine "Qt6Core" -I"$root/server/social/engine" \
     "$here/fuzz_social_engine.cpp" "$root/server/social/engine/EnvelopeScanner.cpp" \
-    "$root/server/social/engine/SocialCatalog.cpp" \
-    $(pkg-config --libs Qt6Core) -o fuzz_social_engine
+    "$root/server/social/engine/SocialCatalog.cpp"
 
 # Seeds: envelopes (the cases the scanner must get right) and small OpenAPI documents.
 i=0

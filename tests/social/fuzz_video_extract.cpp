@@ -10,6 +10,7 @@
 //     every query value non-empty;
 //  5. normalize() output, when there is one, has only http(s) URLs and at most 64 videos.
 
+#include "FuzzRequire.h"
 #include "VideoExtract.h"
 
 #include <cstdio>
@@ -20,14 +21,6 @@
 using namespace VideoExtract;
 
 namespace {
-
-void require(bool ok, const char *what, const QByteArray &input)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "property failed: %s\ninput: %s\n", what, input.toHex().constData());
-    __builtin_trap();
-}
 
 const QStringList Extra{QStringLiteral("go.example.com")};
 

@@ -9,15 +9,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
-work=${2:-$root/build/fuzz-video-extract}
-mkdir -p "$work/corpus"
-cd "$work"
-
-clang++ -std=c++20 -g -O1 -fPIC -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
-    -I"$root/server/social/engine" $(pkg-config --cflags Qt6Core) \
-    "$here/fuzz_video_extract.cpp" "$root/server/social/engine/VideoExtract.cpp" \
-    $(pkg-config --libs Qt6Core) -o fuzz_video_extract
+. "$root/tests/common/fuzz-build.sh"
+fuzz_workdir "${2:-$root/build/fuzz-video-extract}"
+fuzz_build fuzz_video_extract "Qt6Core" -I"$root/server/social/engine" \
+    "$here/fuzz_video_extract.cpp" "$root/server/social/engine/VideoExtract.cpp"
 
 # Seeds: one URL per form detect() knows, look-alikes, and answer shapes for normalize().
 i=0

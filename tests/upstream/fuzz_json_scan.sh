@@ -8,15 +8,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
-work=${2:-$root/build/fuzz-json-scan}
-mkdir -p "$work/corpus"
-cd "$work"
-
-clang++ -std=c++20 -g -O1 -fPIC -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
-    -I"$root/server" $(pkg-config --cflags Qt6Core) \
-    "$here/fuzz_json_scan.cpp" "$root/server/upstream/JsonScan.cpp" \
-    $(pkg-config --libs Qt6Core) -o fuzz_json_scan
+. "$root/tests/common/fuzz-build.sh"
+fuzz_workdir "${2:-$root/build/fuzz-json-scan}"
+fuzz_build fuzz_json_scan "Qt6Core" -I"$root/server" \
+    "$here/fuzz_json_scan.cpp" "$root/server/upstream/JsonScan.cpp"
 
 # Seeds: answers of the three protocols, broken ones, deep nesting.
 i=0

@@ -8,6 +8,7 @@
 //     the canonical URL to the same host and port, with no user info;
 //  4. an IPv6 form embedding an IPv4 address is forbidden exactly when that address is.
 
+#include "FuzzRequire.h"
 #include "upstream/UrlGuard.h"
 
 #include <arpa/inet.h>
@@ -19,14 +20,6 @@
 using namespace UrlGuard;
 
 namespace {
-
-void require(bool ok, const char *what, const QByteArray &input)
-{
-    if (ok)
-        return;
-    fprintf(stderr, "property failed: %s\ninput: %s\n", what, input.toHex().constData());
-    __builtin_trap();
-}
 
 std::optional<QByteArray> curlHost(const QByteArray &url, QByteArray *port = nullptr,
                                    bool *user = nullptr)

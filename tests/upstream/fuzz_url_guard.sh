@@ -9,15 +9,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=${1:-60}
-work=${2:-$root/build/fuzz}
-mkdir -p "$work/corpus"
-cd "$work"
-
-clang++ -std=c++20 -g -O1 -fPIC -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
-    -I"$root/server" $(pkg-config --cflags Qt6Core Qt6Network libcurl) \
-    "$here/fuzz_url_guard.cpp" "$root/server/upstream/UrlGuard.cpp" \
-    $(pkg-config --libs Qt6Core Qt6Network libcurl) -o fuzz_url_guard
+. "$root/tests/common/fuzz-build.sh"
+fuzz_workdir "${2:-$root/build/fuzz}"
+fuzz_build fuzz_url_guard "Qt6Core Qt6Network libcurl" -I"$root/server" \
+    "$here/fuzz_url_guard.cpp" "$root/server/upstream/UrlGuard.cpp"
 
 # Seeds: every literal form the guard normalises, and URL shapes around them.
 i=0
