@@ -328,14 +328,7 @@ void Store::settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
     insertRows(
         usageTexts(), usage,
         [&batch, now](SettleStatement &q, qsizetype i) {
-            struct Sink
-            {
-                SettleStatement &q;
-                void integer(qint64 v) { q.bind(v); }
-                void null() { q.bindNull(); }
-                void text(const QString &v) { q.bind(v); }
-            };
-            UsageColumns::bind(batch[i].usage, now, Sink{q});
+            UsageColumns::bind(batch[i].usage, now, q);
         },
         [&batch](qsizetype i, qint64 id) { batch[i].usage.id = id; });
 }

@@ -124,9 +124,9 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
         struct Sink
         {
             std::vector<ArrayLiteral>::iterator at;
-            void integer(qint64 v) { (at++)->add(v); }
-            void null() { (at++)->addNull(); }
-            void text(const QString &v) { (at++)->add(v); }
+            void bind(qint64 v) { (at++)->add(v); }
+            void bind(const QString &v) { (at++)->add(v); }
+            void bindNull() { (at++)->addNull(); }
         };
         UsageColumns::bind(batch[i].usage, now, Sink{col.begin()});
     }

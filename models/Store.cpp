@@ -432,9 +432,9 @@ qint64 Store::insertUsage(const UsageRecord &r)
     struct Sink
     {
         QSqlQuery &q;
-        void integer(qint64 v) { q.addBindValue(v); }
-        void null() { q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
-        void text(const QString &v) { q.addBindValue(::text(v)); }
+        void bind(qint64 v) { q.addBindValue(v); }
+        void bind(const QString &v) { q.addBindValue(text(v)); }
+        void bindNull() { q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
     };
     UsageColumns::bind(r, nowMs(), Sink{q});
     exec(q);

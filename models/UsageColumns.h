@@ -44,22 +44,23 @@ template <class Record, class F> void forEach(Record &r, F &&f)
     f(Column{"images", "bigint"}, r.images);
 }
 
-// Hands each column's value to `sink` in order: sink.integer(qint64), sink.null() (an id of 0),
-// sink.text(const QString &). A record without a time is stored at nowMs; `estimated` as 0 or 1.
+// Hands each column's value to `sink` in order: sink.bind(qint64), sink.bind(const QString &),
+// sink.bindNull() (an id of 0), the interface of SQLite's SettleStatement. A record without a
+// time is stored at nowMs; `estimated` as 0 or 1.
 template <class Sink> void bind(const UsageRecord &r, qint64 nowMs, Sink &&sink)
 {
     forEach(r, [&](const Column &c, const auto &v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, QString>)
-            sink.text(v);
+            sink.bind(v);
         else if constexpr (std::is_same_v<T, QDateTime>)
-            sink.integer(v.isValid() ? v.toMSecsSinceEpoch() : nowMs);
+            sink.bind(qint64(v.isValid() ? v.toMSecsSinceEpoch() : nowMs));
         else if constexpr (std::is_same_v<T, bool>)
-            sink.integer(v ? 1 : 0);
+            sink.bind(qint64(v ? 1 : 0));
         else if (c.nullIfZero && v == 0)
-            sink.null();
+            sink.bindNull();
         else
-            sink.integer(qint64(v));
+            sink.bind(qint64(v));
     });
 }
 
