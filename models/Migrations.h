@@ -11,7 +11,8 @@
 // version i + 1), each in its own transaction, and recorded in schema_components; on PostgreSQL
 // an advisory lock keeps several instances starting together from racing. SQL is
 // dialect-neutral: {ID} is the auto-increment primary key, {BLOB} the binary type (BLOB, BYTEA),
-// {NOW} the time in milliseconds. A statement that starts with {SQLITE} runs on SQLite only.
+// {NOW} the time in milliseconds. A statement that starts with {SQLITE} runs on SQLite only,
+// one that starts with {POSTGRES} on PostgreSQL only.
 namespace Migrations {
 
 struct Component

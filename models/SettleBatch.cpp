@@ -292,6 +292,26 @@ void Store::settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
     }
     charges.removeIf([&role](qsizetype i) { return role[i] != Charge; });
 
+    // A usage record alone needs its account too: one lookup per account not charged above.
+    QHash<qint64, bool> exists;
+    for (qsizetype i : rows) {
+        Settlement &s = batch[i];
+        if (role[i] != UsageOnly || running.contains(s.usage.accountId))
+            continue;
+        auto known = exists.find(s.usage.accountId);
+        if (known == exists.end()) {
+            SettleStatement q(cache, "SELECT 1 FROM accounts WHERE id = ?");
+            q.bind(s.usage.accountId);
+            q.run();
+            known = exists.insert(s.usage.accountId, q.next());
+        }
+        if (!*known) {
+            role[i] = Failed;
+            s.charge.status = ChargeResult::Status::UnknownAccount;
+            s.error = QStringLiteral("unknown account %1").arg(s.usage.accountId);
+        }
+    }
+
     // The ledger entries, then the usage records, each in a few multi-row inserts.
     const auto insertRows = [&cache](const Texts &sql, const QList<qsizetype> &items,
                                      const std::function<void(SettleStatement &, qsizetype)> &bind,

@@ -62,10 +62,11 @@ private:
 // batch order; the accounts locked in id order, as the row-by-row updates did, so that two
 // batches never wait on each other in a cycle (FOR NO KEY UPDATE, as an UPDATE takes: foreign-key
 // checks on the account do not wait for it); one balance update per account; the ledger entries
-// and usage records with ids drawn in batch order. Sums are cast back to bigint: numeric would
-// reach Qt as a double. The result: 'c' a charge made, 'u' a usage
+// and usage records with ids drawn in batch order, a record without a charge only when its
+// account exists (no foreign key checks it: Migrations.cpp, core step 5). Sums are cast back to
+// bigint: numeric would reach Qt as a double. The result: 'c' a charge made, 'u' a usage
 // record stored, 'd' an earlier charge of the same request id. A charge with neither 'c' nor
-// 'd' had no account.
+// 'd', or a record without a charge and without 'u', had no account.
 const QByteArray &settleText()
 {
     static const QByteArray text = [] {
@@ -98,8 +99,9 @@ const QByteArray &settleText()
                "reason, request_id, created_ms) SELECT id, account_id, 'charge', -cost, "
                "balance_after, endpoint, request_id, ? FROM charged), "
                "stored AS MATERIALIZED (SELECT nextval('usage_records_id_seq') AS id, s.* FROM "
-               "(SELECT * FROM rows r WHERE r.cost <= 0 OR r.ord IN (SELECT ord FROM charged) "
-               "ORDER BY r.ord) s), "
+               "(SELECT * FROM rows r WHERE r.ord IN (SELECT ord FROM charged) OR (r.cost <= 0 "
+               "AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = r.account_id)) ORDER BY r.ord) "
+               "s), "
                "usage_rows AS (INSERT INTO usage_records (id, " +
                names + ") SELECT id, " + names +
                " FROM stored) "
@@ -143,7 +145,10 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
         const QChar what = q.value(0).toString().at(0);
         const qint64 id = q.value(2).toLongLong();
         if (what == u'u') {
-            batch[q.value(1).toLongLong()].usage.id = id;
+            const qsizetype i = q.value(1).toLongLong();
+            batch[i].usage.id = id;
+            if (batch[i].usage.cost <= 0)
+                settled[i] = true;
             continue;
         }
         const qint64 account = q.value(3).toLongLong();
@@ -181,7 +186,7 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
     q.finish();
     for (qsizetype i : rows) {
         Settlement &s = batch[i];
-        if (s.usage.cost > 0 && !settled[i]) {
+        if (!settled[i]) {
             s.charge.status = ChargeResult::Status::UnknownAccount;
             s.error = QStringLiteral("unknown account %1").arg(s.usage.accountId);
         }

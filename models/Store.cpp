@@ -357,12 +357,8 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
     exec(upd);
     if (!upd.next()) {
         upd.finish();
-        QSqlQuery &exists = prepared("SELECT 1 FROM accounts WHERE id = ?");
-        exists.addBindValue(accountId);
-        exec(exists);
-        result.status = exists.next() ? ChargeResult::Status::Insufficient
-                                      : ChargeResult::Status::UnknownAccount;
-        exists.finish();
+        result.status = accountExists(accountId) ? ChargeResult::Status::Insufficient
+                                                 : ChargeResult::Status::UnknownAccount;
         return result;
     }
     const qint64 after = upd.value(0).toLongLong();
@@ -419,6 +415,16 @@ qint64 Store::ledgerSum(qint64 accountId)
     return sum;
 }
 
+bool Store::accountExists(qint64 accountId)
+{
+    QSqlQuery &q = prepared("SELECT 1 FROM accounts WHERE id = ?");
+    q.addBindValue(accountId);
+    exec(q);
+    const bool found = q.next();
+    q.finish();
+    return found;
+}
+
 qint64 Store::insertUsage(const UsageRecord &r)
 {
     static const QByteArray sql = [] {
@@ -428,6 +434,8 @@ qint64 Store::insertUsage(const UsageRecord &r)
         return "INSERT INTO usage_records (" + UsageColumns::names() + ") VALUES (" + marks +
                ") RETURNING id";
     }();
+    if (!accountExists(r.accountId))
+        throw StoreError(QStringLiteral("unknown account %1").arg(r.accountId).toStdString());
     QSqlQuery &q = prepared(sql.constData());
     struct Sink
     {

@@ -95,6 +95,8 @@ public:
     QList<LedgerEntry> ledger(qint64 accountId, int limit, qint64 beforeId = 0);
     qint64 ledgerSum(qint64 accountId);
 
+    // Stores a usage record and returns its id; throws StoreError when its account does not
+    // exist (on PostgreSQL no foreign key checks that: Migrations.cpp, core step 5).
     qint64 insertUsage(const UsageRecord &record);
 
     // One settlement of a batch: a usage record and, when its cost is positive, its charge.
@@ -102,7 +104,7 @@ public:
     {
         UsageRecord usage;   // in: the record (time set); out: with its id when stored
         ChargeResult charge; // out
-        QString error;       // out: why this one alone was not stored (an unknown account)
+        QString error;       // out: why this one alone was not stored (UnknownAccount)
     };
     // Settles a batch as applyLedger("charge", -cost, endpoint, requestId, no floor) then
     // insertUsage for each item in order would (a duplicate charge stores no usage record), in
@@ -137,6 +139,7 @@ private:
     // A statement prepared once per connection, keyed by the address of its text (which must
     // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);
+    bool accountExists(qint64 accountId);
     static void exec(QSqlQuery &q);
 
     QSqlDatabase m_db;

@@ -216,8 +216,8 @@ private slots:
                 u.requestId = "stored-before";
             if (i == 42 || i == 43)
                 u.requestId = "twice"; // the second is a duplicate of the first
-            if (i == 99)
-                u.accountId = 987654; // no such account: refused alone
+            if (i == 99 || i == 100)
+                u.accountId = 987654; // no such account: refused alone, charged or not (100)
             batch.append(Store::Settlement{u, {}, {}});
         }
         s.transaction([&] { s.settleBatch(batch); });
@@ -225,7 +225,7 @@ private slots:
         QSet<qint64> ledgerIds, usageIds;
         for (int i = 0; i < batch.size(); ++i) {
             const Store::Settlement &r = batch[i];
-            if (i == 99) {
+            if (i == 99 || i == 100) {
                 QCOMPARE(r.charge.status, ChargeResult::Status::UnknownAccount);
                 QVERIFY(!r.error.isEmpty());
                 QCOMPARE(r.usage.id, qint64(0));
@@ -320,6 +320,9 @@ private slots:
         single.requestId = QStringLiteral("single");
         single.id = s.insertUsage(single);
         QVERIFY(single.id > 0);
+        UsageRecord orphan = single;
+        orphan.accountId = 987654;
+        QVERIFY_THROWS_EXCEPTION(StoreError, s.insertUsage(orphan));
         all.limit = 1;
         const UsagePage newest = s.usage(all);
         QCOMPARE(newest.records.size(), 1);
@@ -345,9 +348,11 @@ private slots:
             threads.emplace_back(QThread::create([&, w] {
                 for (int i = 0; i < kPerThread; ++i) {
                     UsageRecord u;
-                    u.accountId = w == 3 && i == 100 ? 424242 : db.defaultAccountId();
+                    // Two unknown accounts, one charged and one with usage only.
+                    const bool unknown = (w == 3 && i == 100) || (w == 5 && i == 50);
+                    u.accountId = unknown ? 424242 : db.defaultAccountId();
                     u.endpoint = "/v1/test";
-                    u.cost = 3;
+                    u.cost = w == 5 && i == 50 ? 0 : 3;
                     u.status = 200;
                     u.requestId = QStringLiteral("b-%1-%2").arg(w).arg(i);
                     db.settle(nullptr, u, [&](const DbResult<ChargeResult> &r) {
@@ -362,21 +367,21 @@ private slots:
         finished.wait();
         for (auto &th : threads)
             th->wait();
-        QCOMPARE(failed.load(), 1);
-        QCOMPARE(ok.load(), kThreads * kPerThread - 1);
+        QCOMPARE(failed.load(), 2);
+        QCOMPARE(ok.load(), kThreads * kPerThread - 2);
         QVERIFY2(db.writerBatches() < quint64(kThreads * kPerThread),
                  qPrintable(QString::number(db.writerBatches())));
         db.stop();
         QSqlDatabase conn = t.config().open(QStringLiteral("check"));
         Store s(conn, t.config().kind());
         QCOMPARE(s.balance(s.defaultAccountId()),
-                 qint64(1'000'000 - 3 * (kThreads * kPerThread - 1)));
+                 qint64(1'000'000 - 3 * (kThreads * kPerThread - 2)));
         QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
         QSqlQuery q(conn);
         QVERIFY(q.exec("SELECT COUNT(*), SUM(cost) FROM usage_records"));
         QVERIFY(q.next());
-        QCOMPARE(q.value(0).toLongLong(), qint64(kThreads * kPerThread - 1));
-        QCOMPARE(q.value(1).toLongLong(), qint64(3 * (kThreads * kPerThread - 1)));
+        QCOMPARE(q.value(0).toLongLong(), qint64(kThreads * kPerThread - 2));
+        QCOMPARE(q.value(1).toLongLong(), qint64(3 * (kThreads * kPerThread - 2)));
     }
 
     // The writer's Commit::Alone: on PostgreSQL such a job runs outside the group's transaction

@@ -19,6 +19,15 @@ class TestStore : public QObject
         return Store(db, t.config().kind());
     }
 
+    // q.exec(sql), with the database's error as a warning when it fails.
+    static bool run(QSqlQuery &q, const QString &sql)
+    {
+        if (q.exec(sql))
+            return true;
+        qWarning("%s: %s", qPrintable(sql), qPrintable(q.lastError().text()));
+        return false;
+    }
+
 private slots:
     void migrationsAreIdempotent_data() { addBackendRows(); }
     void migrationsAreIdempotent()
@@ -105,10 +114,7 @@ private slots:
         const bool pg = t.config().kind() == DatabaseConfig::Kind::Postgres;
         Migrations::apply(db, t.config().kind());
         QSqlQuery q(db);
-        auto exec = [&q](const QString &sql) {
-            if (!q.exec(sql))
-                QFAIL(qPrintable(sql + QStringLiteral(": ") + q.lastError().text()));
-        };
+        const auto exec = [&q](const QString &sql) { QVERIFY(run(q, sql)); };
         if (!pg) { // back to step 3's table
             exec(QStringLiteral("DROP TABLE ledger"));
             exec(QStringLiteral(
@@ -162,6 +168,60 @@ private slots:
             QVERIFY(q.next());
             QCOMPARE(q.value(0).toInt(), 0);
         }
+    }
+
+    // Core step 5 drops PostgreSQL's per-row account checks on the ledger and usage records
+    // (from a database at step 4, which had them) and keeps the others; SQLite keeps all.
+    // Without them the store itself refuses a record for an account that does not exist.
+    void accountChecksOfStep5_data() { addBackendRows(); }
+    void accountChecksOfStep5()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        QSqlDatabase db = s.database();
+        const bool pg = s.isPostgres();
+        QSqlQuery q(db);
+        const auto exec = [&q](const QString &sql) { QVERIFY(run(q, sql)); };
+        const auto referencing = [&](const char *table) {
+            const QString sql =
+                pg ? QStringLiteral("SELECT COUNT(*) FROM pg_constraint WHERE contype = 'f' AND "
+                                    "conrelid = '%1'::regclass AND confrelid = "
+                                    "'accounts'::regclass")
+                   : QStringLiteral("SELECT COUNT(*) FROM pragma_foreign_key_list('%1') WHERE "
+                                    "\"table\" = 'accounts'");
+            if (!q.exec(sql.arg(QLatin1String(table))) || !q.next())
+                return -1;
+            return q.value(0).toInt();
+        };
+        if (pg) { // back to step 4
+            exec(QStringLiteral("ALTER TABLE ledger ADD CONSTRAINT ledger_account_id_fkey FOREIGN "
+                                "KEY (account_id) REFERENCES accounts(id)"));
+            exec(QStringLiteral("ALTER TABLE usage_records ADD CONSTRAINT "
+                                "usage_records_account_id_fkey FOREIGN KEY (account_id) "
+                                "REFERENCES accounts(id)"));
+            exec(QStringLiteral(
+                "DELETE FROM schema_components WHERE component = 'core' AND version >= 5"));
+            QCOMPARE(referencing("ledger"), 1);
+            QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        }
+        QCOMPARE(referencing("ledger"), pg ? 0 : 1);
+        QCOMPARE(referencing("usage_records"), pg ? 0 : 1);
+        QCOMPARE(referencing("api_keys"), 1);
+        QCOMPARE(referencing("control_tokens"), 1);
+
+        UsageRecord u;
+        u.accountId = s.defaultAccountId() + 999;
+        u.endpoint = "/v1/x";
+        u.status = 200;
+        u.requestId = "orphan";
+        QVERIFY_THROWS_EXCEPTION(StoreError, s.insertUsage(u));
+        ChargeResult r;
+        s.transaction([&] { r = s.applyLedger(u.accountId, "grant", 5, "x", "", 0); });
+        QCOMPARE(r.status, ChargeResult::Status::UnknownAccount);
+        exec(QStringLiteral("SELECT (SELECT COUNT(*) FROM usage_records) + (SELECT COUNT(*) FROM "
+                            "ledger)"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
     }
 
     void apiKeysAreStoredHashed_data() { addBackendRows(); }
