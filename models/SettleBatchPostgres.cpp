@@ -191,4 +191,13 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
             s.error = QStringLiteral("unknown account %1").arg(s.usage.accountId);
         }
     }
+    // PostgreSQL keeps the plan it made for a prepared statement until the tables' statistics
+    // change. Made on a fresh database, that plan finds duplicates by reading the whole ledger,
+    // which grows with every batch, until autovacuum first analyzes it (up to a minute). Prepared
+    // again each time the rows settled here double, the plan follows the tables' real size.
+    m_pgSettled += rows.size();
+    if (m_pgSettled >= m_pgReplanAt) {
+        m_pgReplanAt = 2 * m_pgSettled;
+        m_prepared.remove(settleText().constData());
+    }
 }

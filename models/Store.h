@@ -146,5 +146,9 @@ private:
     DatabaseConfig::Kind m_kind;
     QHash<const char *, QSqlQuery> m_prepared;
     std::shared_ptr<SqliteStatements> m_sqlite; // SQLite: settleBatch's statements
+    // PostgreSQL: rows settled on this connection, and when to prepare settlePostgres' statement
+    // again (SettleBatchPostgres.cpp).
+    qint64 m_pgSettled = 0;
+    qint64 m_pgReplanAt = 1000;
     qint64 m_defaultAccount = 0;
 };

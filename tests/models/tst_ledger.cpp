@@ -330,6 +330,64 @@ private slots:
         QCOMPARE(rows, usageIds.size());
     }
 
+    // PostgreSQL: the settlement statement is prepared again each time the rows settled on its
+    // connection double from 1,000, so that its plan follows the ledger's size (a plan made on
+    // an empty ledger reads all of it for the duplicate check). Seen in pg_prepared_statements:
+    // one name up to 1,000 rows, a new one after, the same up to 2,000.
+    void settlementStatementReplannedAsRowsDouble_data()
+    {
+        QTest::addColumn<QString>("backend");
+        QTest::newRow("postgres") << QStringLiteral("postgres");
+    }
+    void settlementStatementReplannedAsRowsDouble()
+    {
+        SY_OPEN_DB(t);
+        {
+            DatabaseService db(t.config());
+            db.start(); // migrations
+            db.stop();
+        }
+        QSqlDatabase conn = t.config().open(QStringLiteral("replan"));
+        Store s(conn, t.config().kind());
+        QSqlQuery q(conn);
+        const auto statementName = [&q]() -> QString {
+            if (!q.exec(QStringLiteral("SELECT name FROM pg_prepared_statements WHERE statement "
+                                       "LIKE '%unnest(%ledger_rows%'")))
+                return QStringLiteral("error: ") + q.lastError().text();
+            QStringList names;
+            while (q.next())
+                names.append(q.value(0).toString());
+            return names.join(u',');
+        };
+        QStringList seen; // the name after each batch of 100
+        for (int b = 0; b < 21; ++b) {
+            QList<Store::Settlement> batch;
+            for (int i = 0; i < 100; ++i) {
+                UsageRecord u;
+                u.accountId = s.defaultAccountId();
+                u.endpoint = QStringLiteral("/v1/replan");
+                u.cost = 1;
+                u.status = 200;
+                u.requestId = QStringLiteral("replan-%1-%2").arg(b).arg(i);
+                u.time = QDateTime::currentDateTimeUtc();
+                batch.append(Store::Settlement{u, {}, {}});
+            }
+            s.settleBatch(batch);
+            for (const Store::Settlement &r : batch)
+                QVERIFY2(r.error.isEmpty() && r.usage.id > 0, qPrintable(r.error));
+            seen.append(statementName());
+        }
+        QVERIFY(!seen[0].isEmpty() && !seen[0].contains(u','));
+        for (int b = 1; b < 9; ++b)
+            QCOMPARE(seen[b], seen[0]);
+        QCOMPARE(seen[9], QString()); // 1,000 rows: deallocated
+        QVERIFY(!seen[10].isEmpty() && seen[10] != seen[0]);
+        for (int b = 11; b < 19; ++b)
+            QCOMPARE(seen[b], seen[10]);
+        QCOMPARE(seen[19], QString()); // 2,000
+        QVERIFY(!seen[20].isEmpty() && seen[20] != seen[10]);
+    }
+
     // Through DatabaseService: settlements from many threads are stored in batches; one that
     // fails (an unknown account) fails alone, the others of its batch are stored.
     void settlementsBatchAndFailAlone_data() { addBackendRows(); }
