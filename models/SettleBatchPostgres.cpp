@@ -10,6 +10,7 @@
 #include "Store.h"
 #include "UsageColumns.h"
 
+#include <bit>
 #include <QSqlError>
 #include <QVariant>
 #include <vector>
@@ -194,10 +195,10 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
     // PostgreSQL keeps the plan it made for a prepared statement until the tables' statistics
     // change. Made on a fresh database, that plan finds duplicates by reading the whole ledger,
     // which grows with every batch, until autovacuum first analyzes it (up to a minute). Prepared
-    // again each time the rows settled here double, the plan follows the tables' real size.
+    // again each time the rows settled here double (1,000, 2,000, 4,000...), the plan follows
+    // the tables' real size.
+    const qint64 before = m_pgSettled;
     m_pgSettled += rows.size();
-    if (m_pgSettled >= m_pgReplanAt) {
-        m_pgReplanAt = 2 * m_pgSettled;
+    if (std::bit_width(quint64(m_pgSettled / 1000)) > std::bit_width(quint64(before / 1000)))
         m_prepared.remove(settleText().constData());
-    }
 }

@@ -146,9 +146,8 @@ private:
     DatabaseConfig::Kind m_kind;
     QHash<const char *, QSqlQuery> m_prepared;
     std::shared_ptr<SqliteStatements> m_sqlite; // SQLite: settleBatch's statements
-    // PostgreSQL: rows settled on this connection, and when to prepare settlePostgres' statement
-    // again (SettleBatchPostgres.cpp).
+    // PostgreSQL: rows settled on this connection; settlePostgres prepares its statement again
+    // as they double (SettleBatchPostgres.cpp).
     qint64 m_pgSettled = 0;
-    qint64 m_pgReplanAt = 1000;
     qint64 m_defaultAccount = 0;
 };
