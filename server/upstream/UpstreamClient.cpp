@@ -77,6 +77,12 @@ void UpstreamCall::setPaused(bool paused)
     if (paused == m_paused || m_finished)
         return;
     m_paused = paused;
+    if (m_http1 && m_client) {
+        if (!paused)
+            m_lastActivityMs = m_client->m_clock.elapsed();
+        m_client->m_http1.setPaused(this, paused);
+        return;
+    }
     if (paused || !m_easy || !m_client)
         return; // the write callback pauses the transfer at its next piece
     m_lastActivityMs = m_client->m_clock.elapsed();
@@ -124,6 +130,7 @@ UpstreamClient::UpstreamClient(QObject *parent) : QObject(parent)
         // The kept notifiers go too: allocated during a burst, they pin heap pages that
         // malloc_trim() could otherwise give back (RSS a minute after the load, 5 MB).
         dropSpareSockets();
+        m_http1.dropIdle();
     });
     m_curlTimer.setSingleShot(true);
     connect(&m_curlTimer, &QTimer::timeout, this, [this] { socketAction(CURL_SOCKET_TIMEOUT, 0); });
@@ -171,13 +178,34 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
 {
     auto call = std::make_shared<UpstreamCall>();
     call->m_client = this;
-    call->m_body = request.body;
     call->m_firstByteTimeoutMs = request.firstByteTimeoutMs;
     call->m_idleTimeoutMs = request.idleTimeoutMs;
+    if (m_ownHttp1)
+        call->m_http1 = Http1Client::plan(request);
+    if (!call->m_http1)
+        setUpEasy(call.get(), request);
+
+    m_calls.insert(call.get(), call);
+    m_idleDrop.stop();
+    call->m_startedMs = call->m_lastActivityMs = m_clock.elapsed();
+    if (!m_sweep.isActive())
+        m_sweep.start();
+    // Added from the event loop: start() may be called from inside another call's callback,
+    // where curl forbids touching the multi handle. One queued call adds every call started
+    // before it runs (each posted event wakes GLib's loop through its eventfd).
+    m_starting.push_back(call);
+    if (m_starting.size() == 1)
+        QMetaObject::invokeMethod(this, &UpstreamClient::addStarted, Qt::QueuedConnection);
+    return call;
+}
+
+void UpstreamClient::setUpEasy(UpstreamCall *call, const UpstreamRequest &request)
+{
+    call->m_body = request.body;
     CURL *easy = curl_easy_init();
     call->m_easy = easy;
     curl_easy_setopt(easy, CURLOPT_URL, request.url.constData());
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, call.get());
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, call);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_PROXY, "");          // never an environment proxy
     curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // a redirect is the upstream's answer
@@ -201,9 +229,9 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
     call->m_headerList = list;
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &UpstreamClient::headerCallback);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, call.get());
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, call);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &UpstreamClient::writeCallback);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, call.get());
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, call);
 
     if (!request.pinnedResolve.isEmpty()) {
         // A DNS cache of this request's own: pins never leak to, or come from, other requests.
@@ -220,7 +248,7 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
     }
     if (request.allowConnect) {
         call->m_allowConnect = request.allowConnect;
-        curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, call.get());
+        curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, call);
         curl_easy_setopt(
             easy, CURLOPT_OPENSOCKETFUNCTION,
             +[](void *clientp, curlsocktype purpose, curl_sockaddr *address) -> curl_socket_t {
@@ -244,19 +272,6 @@ UpstreamCallPtr UpstreamClient::start(const UpstreamRequest &request)
         curl_easy_setopt(easy, CURLOPT_CAINFO, call->m_caFile.constData());
         curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
     }
-
-    m_calls.insert(call.get(), call);
-    m_idleDrop.stop();
-    call->m_startedMs = call->m_lastActivityMs = m_clock.elapsed();
-    if (!m_sweep.isActive())
-        m_sweep.start();
-    // Added from the event loop: start() may be called from inside another call's callback,
-    // where curl forbids touching the multi handle. One queued call adds every call started
-    // before it runs (each posted event wakes GLib's loop through its eventfd).
-    m_starting.push_back(call);
-    if (m_starting.size() == 1)
-        QMetaObject::invokeMethod(this, &UpstreamClient::addStarted, Qt::QueuedConnection);
-    return call;
 }
 
 void UpstreamClient::addStarted()
@@ -266,7 +281,13 @@ void UpstreamClient::addStarted()
     bool added = false;
     for (const auto &weak : starting) {
         auto c = weak.lock();
-        if (!c || c->m_finished || !c->m_easy || c->m_client != this)
+        if (!c || c->m_finished || c->m_client != this)
+            continue;
+        if (c->m_http1) {
+            m_http1.begin(c.get());
+            continue;
+        }
+        if (!c->m_easy)
             continue;
         curl_multi_add_handle(static_cast<CURLM *>(m_multi), c->m_easy);
         added = true;
@@ -284,6 +305,7 @@ void UpstreamClient::release(UpstreamCall *call)
         return;
     UpstreamCallPtr keep = it.value();
     m_calls.erase(it);
+    m_http1.detach(call);
     if (call->m_easy) {
         call->m_primaryIp = primaryIpOf(static_cast<CURL *>(call->m_easy));
         curl_multi_remove_handle(static_cast<CURLM *>(m_multi), call->m_easy);
@@ -498,6 +520,27 @@ void UpstreamClient::sweepDeadlines()
         UpstreamCall *c = it.key();
         if (c->m_finished)
             continue;
+        // libcurl keeps the connect and total limits of its own calls; these are Http1Client's.
+        if (c->m_http1) {
+            qint64 since = 0;
+            const int connectMs = c->m_http1->connectTimeoutMs;
+            const int totalMs = c->m_http1->totalTimeoutMs;
+            if (connectMs > 0 && m_http1.connecting(c, &since) && now - since > connectMs) {
+                // Worded as libcurl's connect timeout is (drainMessages()).
+                c->m_deadlineMessage =
+                    QStringLiteral("no response within %1 ms").arg(now - c->m_startedMs);
+                expired.append(c);
+                continue;
+            }
+            if (totalMs > 0 && now - c->m_startedMs > totalMs) {
+                c->m_deadlineMessage =
+                    c->m_headDelivered
+                        ? QStringLiteral("the response did not complete within %1 ms").arg(totalMs)
+                        : QStringLiteral("no response within %1 ms").arg(totalMs);
+                expired.append(c);
+                continue;
+            }
+        }
         if (!c->m_headDelivered) {
             if (c->m_firstByteTimeoutMs > 0 && now - c->m_startedMs > c->m_firstByteTimeoutMs) {
                 c->m_deadlineMessage =

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "http/HttpHeaders.h"
+#include "Http1Client.h"
 
 #include <functional>
 #include <memory>
@@ -78,7 +79,9 @@ public:
 
 private:
     friend class UpstreamClient;
+    friend class Http1Client;
     UpstreamClient *m_client = nullptr;
+    std::unique_ptr<Http1Exchange> m_http1; // set when Http1Client serves the call, not libcurl
     void *m_easy = nullptr;
     QList<QByteArray> m_headerStorage;
     void *m_headerList = nullptr;
@@ -104,7 +107,8 @@ private:
 using UpstreamCallPtr = std::shared_ptr<UpstreamCall>;
 
 // The upstream HTTP client: libcurl's multi interface driven by this thread's event loop
-// (QSocketNotifier + QTimer). One client per thread; connections are pooled and reused per host,
+// (QSocketNotifier + QTimer), and Http1Client for plain http to an IP literal (see there). One
+// client per thread; connections are pooled and reused per host,
 // with no per-host cap (Qt 6.4's QNetworkAccessManager stops at 6), HTTP/2 over TLS where the
 // upstream offers it; at most 256 idle ones are kept, none after 30 s without a call. No redirects,
 // cookies, proxies from the environment or decompression: bytes are relayed as the upstream sent
@@ -126,9 +130,15 @@ public:
     // Notifiers kept, disabled, for the next socket (at most kSpareSockets; none once idle).
     int keptNotifiers() const { return int(m_spareSockets.size()); }
     static constexpr size_t kSpareSockets = 64;
+    // Whether Http1Client serves the calls it can (the default); false sends every call through
+    // libcurl (tests run both).
+    void setOwnHttp1(bool on) { m_ownHttp1 = on; }
+    // Idle plain-HTTP connections kept by Http1Client.
+    int idleHttp1Connections() const { return m_http1.idleCount(); }
 
 private:
     friend class UpstreamCall;
+    friend class Http1Client;
     struct Socket;
     static int socketCallback(void *easy, int fd, int what, void *clientp, void *socketp);
     static int timerCallback(void *multi, long timeoutMs, void *clientp);
@@ -144,6 +154,7 @@ private:
     void sweepDeadlines();
     void addStarted();
 
+    void setUpEasy(UpstreamCall *call, const UpstreamRequest &request);
     void initMulti();
     void dropSpareSockets();
 
@@ -156,4 +167,6 @@ private:
     QHash<UpstreamCall *, UpstreamCallPtr> m_calls;
     std::vector<std::weak_ptr<UpstreamCall>> m_starting; // to add to the multi handle
     std::vector<Socket *> m_spareSockets;                // notifiers disabled, for the next socket
+    bool m_ownHttp1 = true;
+    Http1Client m_http1{this}; // last: its connections' notifiers go before the client does
 };

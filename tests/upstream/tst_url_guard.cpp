@@ -349,6 +349,7 @@ private slots:
     void callbackPost();
     void resolveAndConnectFailures();
     void abortStopsCallbacks();
+    void socketsComeAndGo_data();
     void socketsComeAndGo();
     void keptNotifiersAreBounded();
 
@@ -1564,13 +1565,23 @@ static void callWave(UpstreamClient &client, const TestServer &server, int width
     QCOMPARE(bodies, sent);
 }
 
+void TestUrlGuard::socketsComeAndGo_data()
+{
+    QTest::addColumn<bool>("own");
+    QTest::newRow("Http1Client") << true;
+    QTest::newRow("libcurl") << false;
+}
+
 // Every connection here closes after its answer, so socket descriptors are closed and handed out
-// again all the time, and the client's kept notifiers serve descriptor after descriptor: waves
-// of concurrent calls and calls one after another all get their own answers.
+// again all the time, and the client's kept notifiers (libcurl's) or its connections' own
+// (Http1Client's) serve descriptor after descriptor: waves of concurrent calls and calls one
+// after another all get their own answers.
 void TestUrlGuard::socketsComeAndGo()
 {
+    QFETCH(bool, own);
     TestServer server;
     UpstreamClient client;
+    client.setOwnHttp1(own);
     callWave(client, server, 40, QStringLiteral("wave 0"));
     for (int round = 0; round < 40; ++round) {
         callWave(client, server, 1, QStringLiteral("wave 1 round %1").arg(round));
@@ -1581,12 +1592,13 @@ void TestUrlGuard::socketsComeAndGo()
     QCOMPARE(server.connections, 40 + 40 + 40);
 }
 
-// The notifiers kept for the next socket are bounded, and go once the client is idle (they pin
-// heap pages a burst allocated); calls after that make new ones and still get their answers.
+// libcurl's notifiers kept for the next socket are bounded, and go once the client is idle (they
+// pin heap pages a burst allocated); calls after that make new ones and still get their answers.
 void TestUrlGuard::keptNotifiersAreBounded()
 {
     TestServer server;
     UpstreamClient client;
+    client.setOwnHttp1(false);
     client.setIdleDropMs(300);
     callWave(client, server, 100, QStringLiteral("burst"));
     const int kept = client.keptNotifiers();
