@@ -52,6 +52,11 @@ QString errorText(int error)
     return QString::fromLocal8Bit(strerror(error));
 }
 
+QString connectError(int error)
+{
+    return QStringLiteral("Couldn't connect to server (%1)").arg(errorText(error));
+}
+
 } // namespace
 
 Http1Client::Http1Client(UpstreamClient *owner)
@@ -63,10 +68,10 @@ Http1Client::~Http1Client()
 {
     const auto all = m_all;
     for (Http1Connection *c : all) {
-        if (c->call && c->call->m_http1)
-            c->call->m_http1->connection = nullptr;
-        c->call = nullptr;
-        close(c);
+        if (c->call)
+            detach(c->call);
+        else
+            close(c);
     }
 }
 
@@ -234,9 +239,7 @@ void Http1Client::begin(UpstreamCall *call)
         int error = 0;
         c = open(call, &error);
         if (!c) {
-            m_owner->finish(
-                call, UpstreamError::ConnectFailed,
-                QStringLiteral("Couldn't connect to server (%1)").arg(errorText(error)));
+            m_owner->finish(call, UpstreamError::ConnectFailed, connectError(error));
             return;
         }
     }
@@ -317,9 +320,7 @@ void Http1Client::attach(Http1Connection *c, UpstreamCall *call)
 void Http1Client::onWritable(Http1Connection *c)
 {
     if (c->call && c->call->m_finished) { // aborted: nothing more is sent for it
-        c->call->m_http1->connection = nullptr;
-        c->call = nullptr;
-        close(c);
+        detach(c->call);
         return;
     }
     if (c->connecting) {
@@ -330,8 +331,7 @@ void Http1Client::onWritable(Http1Connection *c)
         if (error == EINPROGRESS || error == EALREADY)
             return;
         if (error != 0) {
-            failCall(c, int(UpstreamError::ConnectFailed),
-                     QStringLiteral("Couldn't connect to server (%1)").arg(errorText(error)));
+            failCall(c, UpstreamError::ConnectFailed, connectError(error));
             return;
         }
         connected(c);
@@ -371,7 +371,7 @@ void Http1Client::send(Http1Connection *c)
             c->write->setEnabled(true);
             return;
         }
-        retryOrFail(c, int(UpstreamError::Broken),
+        retryOrFail(c, UpstreamError::Broken,
                     QStringLiteral("Failure when sending data to the peer (%1)")
                         .arg(errorText(n < 0 ? errno : EPIPE)));
         return;
@@ -387,9 +387,7 @@ void Http1Client::onReadable(Http1Connection *c)
         return;
     }
     if (c->call->m_finished) { // aborted, its release queued: nothing more is read for it
-        c->call->m_http1->connection = nullptr;
-        c->call = nullptr;
-        close(c);
+        detach(c->call);
         return;
     }
     if (c->call->m_paused || !c->pending.isEmpty()) {
@@ -420,9 +418,7 @@ bool Http1Client::deliver(Http1Connection *c, const char *p, const char *end)
             return false; // detached, and c with it
         if (!call->m_finished)
             return true;
-        call->m_http1->connection = nullptr;
-        c->call = nullptr;
-        close(c);
+        detach(call);
         return false;
     };
     // Paused by a callback: the rest waits in pending, the socket unread, until resume().
@@ -463,7 +459,7 @@ bool Http1Client::deliver(Http1Connection *c, const char *p, const char *end)
             complete(c, p != end);
             return false;
         case Http1Response::Event::Error:
-            failCall(c, int(c->response.headDone() ? UpstreamError::Broken : UpstreamError::Failed),
+            failCall(c, c->response.headDone() ? UpstreamError::Broken : UpstreamError::Failed,
                      c->response.error());
             return false;
         }
@@ -514,7 +510,7 @@ void Http1Client::resume(Http1Connection *c)
 void Http1Client::ended(Http1Connection *c, int error)
 {
     if (!c->response.started() && c->reused) {
-        retryOrFail(c, int(UpstreamError::Broken),
+        retryOrFail(c, UpstreamError::Broken,
                     QStringLiteral("the upstream closed the connection without an answer"));
         return;
     }
@@ -527,10 +523,10 @@ void Http1Client::ended(Http1Connection *c, int error)
     if (error != 0)
         message =
             QStringLiteral("Failure when receiving data from the peer (%1)").arg(errorText(error));
-    failCall(c, int(UpstreamError::Broken), message);
+    failCall(c, UpstreamError::Broken, message);
 }
 
-void Http1Client::retryOrFail(Http1Connection *c, int kind, QString message)
+void Http1Client::retryOrFail(Http1Connection *c, UpstreamError kind, QString message)
 {
     UpstreamCall *call = c->call;
     Http1Exchange &x = *call->m_http1;
@@ -540,14 +536,11 @@ void Http1Client::retryOrFail(Http1Connection *c, int kind, QString message)
     }
     // A kept connection the peer had closed as the request went out: once more, on a new one.
     x.retried = true;
-    x.connection = nullptr;
-    c->call = nullptr;
-    close(c);
+    detach(call);
     int error = 0;
     Http1Connection *fresh = open(call, &error);
     if (!fresh) {
-        m_owner->finish(call, UpstreamError::ConnectFailed,
-                        QStringLiteral("Couldn't connect to server (%1)").arg(errorText(error)));
+        m_owner->finish(call, UpstreamError::ConnectFailed, connectError(error));
         return;
     }
     attach(fresh, call);
@@ -573,15 +566,15 @@ void Http1Client::complete(Http1Connection *c, bool leftovers)
     m_owner->finish(call, UpstreamError::None, {});
 }
 
-void Http1Client::failCall(Http1Connection *c, int kind, QString message)
+void Http1Client::failCall(Http1Connection *c, UpstreamError kind, QString message)
 {
     UpstreamCall *call = c->call;
-    if (call)
-        call->m_http1->connection = nullptr;
-    c->call = nullptr;
-    close(c);
-    if (call)
-        m_owner->finish(call, UpstreamError(kind), message);
+    if (!call) {
+        close(c);
+        return;
+    }
+    detach(call);
+    m_owner->finish(call, kind, message);
 }
 
 void Http1Client::detach(UpstreamCall *call)

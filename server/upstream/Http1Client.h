@@ -14,6 +14,7 @@ class UpstreamCall;
 class UpstreamClient;
 struct UpstreamRequest;
 struct Http1Connection;
+enum class UpstreamError; // UpstreamClient.h
 
 // What a call served by Http1Client carries besides UpstreamCall's own members.
 struct Http1Exchange
@@ -58,8 +59,9 @@ public:
     // Starts the call's exchange: on an idle connection to its origin, else a new one. Called
     // from the event loop, never from inside another call's callback.
     void begin(UpstreamCall *call);
-    // The call is over (finished, aborted or expired): its connection goes back to the pool
-    // when the response was complete, else it is closed.
+    // The call is over (aborted, expired, or its connection broke): a connection still serving
+    // it (the response not read to its end) is closed. A complete response has already put
+    // its connection back in the pool.
     void detach(UpstreamCall *call);
     void setPaused(UpstreamCall *call, bool paused);
     // Whether the call's connection is still being made, and since when (the owner's clock).
@@ -83,8 +85,8 @@ private:
     void resume(Http1Connection *c);
     void ended(Http1Connection *c, int error);
     void complete(Http1Connection *c, bool leftovers);
-    void failCall(Http1Connection *c, int kind, QString message); // message: a copy, c goes
-    void retryOrFail(Http1Connection *c, int kind, QString message);
+    void failCall(Http1Connection *c, UpstreamError kind, QString message); // a copy: c goes
+    void retryOrFail(Http1Connection *c, UpstreamError kind, QString message);
     void close(Http1Connection *c);
     Http1Connection *takeIdle(const QByteArray &origin);
 
