@@ -4,7 +4,7 @@
 
 void MemoryTrim::limitArenas()
 {
-    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_ARENA_MAX, 4);
 }
 
 MemoryTrimmer::MemoryTrimmer(int intervalMs, QObject *parent) : QObject(parent)
