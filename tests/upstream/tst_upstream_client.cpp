@@ -5,14 +5,19 @@
 #include "upstream/UpstreamClient.h"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <functional>
 #include <memory>
 #include <QElapsedTimer>
 #include <QPointer>
+#include <QScopeGuard>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 #include <QTimer>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -148,6 +153,10 @@ private slots:
     void interimHead();
     void refused_data() { paths(); }
     void refused();
+    void connectDeadline_data() { paths(); }
+    void connectDeadline();
+    void sendFailsMidway_data() { paths(); }
+    void sendFailsMidway();
     void peerClosesKeptConnection_data() { paths(); }
     void peerClosesKeptConnection();
     void cutBody_data() { paths(); }
@@ -359,6 +368,78 @@ void TestUpstreamClient::refused()
     QVERIFY(!result->message.isEmpty());
     QCOMPARE(result->heads, 0);
     QCOMPARE(call->primaryIp(), QString());
+}
+
+void TestUpstreamClient::connectDeadline()
+{
+    // A listener whose accept queue is full drops new SYNs (Linux does, whatever the SYN
+    // cookies setting), so a connect on loopback stays pending: the connect deadline ends it.
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    QVERIFY(::bind(listener, reinterpret_cast<sockaddr *>(&address), length) == 0);
+    QVERIFY(::listen(listener, 0) == 0); // a queue of one
+    QVERIFY(::getsockname(listener, reinterpret_cast<sockaddr *>(&address), &length) == 0);
+    std::vector<int> fillers;
+    for (int i = 0; i < 3; ++i) { // the first is queued; the others wait on their SYN
+        const int f = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        QVERIFY(f >= 0);
+        ::connect(f, reinterpret_cast<sockaddr *>(&address), sizeof address);
+        fillers.push_back(f);
+    }
+    const auto closeAll = qScopeGuard([&] {
+        for (int f : fillers)
+            ::close(f);
+        ::close(listener);
+    });
+    QTest::qWait(50);
+
+    UpstreamRequest r =
+        post("http://127.0.0.1:" + QByteArray::number(ntohs(address.sin_port)) + "/v1");
+    r.connectTimeoutMs = 300;
+    QElapsedTimer t;
+    t.start();
+    UpstreamClient &c = client();
+    auto result = watch(c.start(r));
+    QTRY_VERIFY_WITH_TIMEOUT(result->done, 5'000);
+    QCOMPARE(result->error, UpstreamError::Timeout);
+    QVERIFY2(result->message.startsWith(QStringLiteral("no response within ")),
+             qPrintable(result->message));
+    QVERIFY2(t.elapsed() >= 300 && t.elapsed() < 2'000, qPrintable(QString::number(t.elapsed())));
+    QCOMPARE(result->heads, 0);
+    QCOMPARE(c.idleHttp1Connections(), 0);
+}
+
+void TestUpstreamClient::sendFailsMidway()
+{
+    // The upstream reads a little of an 8 MiB upload and resets the connection (closing a
+    // socket with unread data sends a reset): the upload fails partway, noticed by the send or
+    // by the read, whichever the loop serves first, and a call on a new connection is not sent
+    // again.
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    int accepted = 0;
+    connect(&server, &QTcpServer::newConnection, this, [&] {
+        while (QTcpSocket *s = server.nextPendingConnection()) {
+            ++accepted;
+            s->setReadBufferSize(4096); // leave the rest unread in the kernel
+            connect(s, &QTcpSocket::readyRead, s, [s] {
+                s->abort();
+                s->deleteLater();
+            });
+        }
+    });
+    const QByteArray url = "http://127.0.0.1:" + QByteArray::number(server.serverPort()) + "/v1";
+    auto result = watch(client().start(post(url, QByteArray(8 * 1024 * 1024, 'b'))));
+    QTRY_VERIFY_WITH_TIMEOUT(result->done, 10'000);
+    QCOMPARE(result->error, UpstreamError::Broken);
+    QVERIFY(!result->message.isEmpty());
+    QCOMPARE(result->heads, 0);
+    QTest::qWait(100);
+    QCOMPARE(accepted, 1);
 }
 
 void TestUpstreamClient::peerClosesKeptConnection()
