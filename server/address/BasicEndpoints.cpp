@@ -63,11 +63,20 @@ Reply transferCoord(const AddressEngine &, const QJsonObject &request)
     const QList<System> targets =
         dst ? QList<System>{*dst}
             : QList<System>{System::Bd09, System::Cgcs2000, System::Wgs84, System::Gcj02};
+    // CGCS2000 is given as WGS84 (CoordTransform.h), so the exact inverse, the costly step,
+    // runs once for the two.
     QJsonObject out;
-    for (System t : targets)
-        out.insert(CoordTransform::systemKey(t),
-                   CoordTransform::formatCoordinate(
-                       CoordTransform::convert(point.value, *src, t, inverse)));
+    QString wgs84;
+    for (System t : targets) {
+        const bool asWgs84 = t == System::Wgs84 || t == System::Cgcs2000;
+        QString value = asWgs84 ? wgs84 : QString();
+        if (value.isEmpty())
+            value = CoordTransform::formatCoordinate(
+                CoordTransform::convert(point.value, *src, t, inverse));
+        if (asWgs84)
+            wgs84 = value;
+        out.insert(CoordTransform::systemKey(t), value);
+    }
     return ok({{"coord_transfer", out}});
 }
 
