@@ -38,21 +38,29 @@ RequestContext::RequestContext(Pipeline &pipeline, ExchangePtr exchange)
 
 std::optional<QJsonObject> RequestContext::jsonBody()
 {
-    const QByteArray &body = request().body;
+    QString error;
+    std::optional<QJsonObject> object = parseJsonObject(request().body, &error);
+    if (!object)
+        respondError(400, error);
+    return object;
+}
+
+std::optional<QJsonObject> RequestContext::parseJsonObject(const QByteArray &body, QString *error)
+{
     if (body.trimmed().isEmpty()) {
-        respondError(400, QStringLiteral("The request body is empty; expected a JSON object."));
+        *error = QStringLiteral("The request body is empty; expected a JSON object.");
         return std::nullopt;
     }
-    QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &error);
-    if (error.error != QJsonParseError::NoError) {
-        respondError(400, QStringLiteral("Malformed JSON body at byte %1: %2.")
-                              .arg(error.offset)
-                              .arg(error.errorString()));
+    QJsonParseError parse;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &parse);
+    if (parse.error != QJsonParseError::NoError) {
+        *error = QStringLiteral("Malformed JSON body at byte %1: %2.")
+                     .arg(parse.offset)
+                     .arg(parse.errorString());
         return std::nullopt;
     }
     if (!doc.isObject()) {
-        respondError(400, QStringLiteral("The request body must be a JSON object."));
+        *error = QStringLiteral("The request body must be a JSON object.");
         return std::nullopt;
     }
     return doc.object();

@@ -47,6 +47,8 @@ public:
 
     // The body as a JSON object, or nullopt after answering 400 naming the problem.
     std::optional<QJsonObject> jsonBody();
+    // The same check on any bytes, from any thread: nullopt with that 400's sentence in *error.
+    static std::optional<QJsonObject> parseJsonObject(const QByteArray &body, QString *error);
 
     void respondJson(int status, const QJsonValue &body, HttpHeaders extra = {});
     void respondRaw(int status, const QByteArray &contentType, const QByteArray &body,

@@ -120,6 +120,9 @@ private slots:
             << QByteArray("{\"text\":\"116,39\",\"srcCoord\":\"gcj02\",\"inverse\":\"x\"}")
             << "inverse";
         QTest::newRow("not json") << QByteArray("{text:") << "";
+        QTest::newRow("no body") << QByteArray() << "";
+        QTest::newRow("blank body") << QByteArray(" \r\n ") << "";
+        QTest::newRow("an array") << QByteArray("[{\"text\":\"116,39\"}]") << "";
     }
     void transferCoordErrors()
     {
