@@ -80,6 +80,17 @@ void DbWorker::run()
                     throw StoreError(q.lastError().text().toStdString());
         }
 
+        if (m_mode == Mode::Writer && m_config.isPostgres()) {
+            // The settlement statement's custom plans cost about as much to make as to run,
+            // and PostgreSQL kept making them while the tables were small (the first thousands
+            // of settlements of a new database). Generic plans only: 5,000 billed requests at
+            // concurrency 1 on a new database, p50 1.37-1.43 -> 0.89-0.94 ms; the next 5,000,
+            // p99 1.84-2.01 -> 1.33-1.47 ms (tests/bench/README.md, the eighth round). The
+            // generic plan is made again as the rows settled double (Store::settlePostgres).
+            QSqlQuery q(db);
+            if (!q.exec(QStringLiteral("SET plan_cache_mode = force_generic_plan")))
+                throw StoreError(q.lastError().text().toStdString());
+        }
         store.emplace(db, m_config.kind());
     } catch (const StoreError &e) {
         openError = QString::fromUtf8(e.what());
