@@ -169,10 +169,21 @@ private slots:
     // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the
     // same balances after each entry, the same usage records, ids matching their rows, for a
     // batch that crosses every multi-row statement size, with duplicates (stored earlier and
-    // repeated within the batch), cost-free records and an unknown account.
-    void settleBatchMatchesOneByOne_data() { addBackendRows(); }
+    // repeated within the batch), cost-free records and an unknown account. The "alone" rows
+    // settle the same 300 as batches of one each (PostgreSQL's one-row statement): the same
+    // outcomes, a repeat then found among the rows stored before.
+    void settleBatchMatchesOneByOne_data()
+    {
+        QTest::addColumn<QString>("backend");
+        QTest::addColumn<bool>("alone");
+        for (const char *backend : {"sqlite", "postgres"}) {
+            QTest::newRow(backend) << QString::fromLatin1(backend) << false;
+            QTest::addRow("%s alone", backend) << QString::fromLatin1(backend) << true;
+        }
+    }
     void settleBatchMatchesOneByOne()
     {
+        QFETCH(bool, alone);
         SY_OPEN_DB(t);
         {
             DatabaseService db(t.config());
@@ -220,7 +231,15 @@ private slots:
                 u.accountId = 987654; // no such account: refused alone, charged or not (100)
             batch.append(Store::Settlement{u, {}, {}});
         }
-        s.transaction([&] { s.settleBatch(batch); });
+        if (alone) {
+            for (Store::Settlement &one : batch) {
+                QList<Store::Settlement> single{one};
+                s.transaction([&] { s.settleBatch(single); });
+                one = single.first();
+            }
+        } else {
+            s.transaction([&] { s.settleBatch(batch); });
+        }
         qint64 expected = start;
         QSet<qint64> ledgerIds, usageIds;
         for (int i = 0; i < batch.size(); ++i) {
@@ -333,7 +352,8 @@ private slots:
     // PostgreSQL: the settlement statement is prepared again each time the rows settled on its
     // connection double from 1,000, so that its plan follows the ledger's size (a plan made on
     // an empty ledger reads all of it for the duplicate check). Seen in pg_prepared_statements:
-    // one name up to 1,000 rows, a new one after, the same up to 2,000.
+    // one name up to 1,000 rows, a new one after, the same up to 2,000. The one-row statement
+    // (a batch of one) is made again at the same points.
     void settlementStatementReplannedAsRowsDouble_data()
     {
         QTest::addColumn<QString>("backend");
@@ -350,42 +370,54 @@ private slots:
         QSqlDatabase conn = t.config().open(QStringLiteral("replan"));
         Store s(conn, t.config().kind());
         QSqlQuery q(conn);
-        const auto statementName = [&q]() -> QString {
+        const auto statementName = [&q](const char *pattern) -> QString {
             if (!q.exec(QStringLiteral("SELECT name FROM pg_prepared_statements WHERE statement "
-                                       "LIKE '%unnest(%ledger_rows%'")))
+                                       "LIKE '%1'")
+                            .arg(QLatin1String(pattern))))
                 return QStringLiteral("error: ") + q.lastError().text();
             QStringList names;
             while (q.next())
                 names.append(q.value(0).toString());
             return names.join(u',');
         };
-        QStringList seen; // the name after each batch of 100
+        const auto settlement = [&s](int b, int i) {
+            UsageRecord u;
+            u.accountId = s.defaultAccountId();
+            u.endpoint = QStringLiteral("/v1/replan");
+            u.cost = 1;
+            u.status = 200;
+            u.requestId = QStringLiteral("replan-%1-%2").arg(b).arg(i);
+            u.time = QDateTime::currentDateTimeUtc();
+            return Store::Settlement{u, {}, {}};
+        };
+        // The names after each round: one settlement alone, then a batch of 100.
+        QStringList seen, seenOne;
         for (int b = 0; b < 21; ++b) {
+            QList<Store::Settlement> single{settlement(b, 100)};
+            s.settleBatch(single);
+            QVERIFY2(single[0].error.isEmpty() && single[0].usage.id > 0,
+                     qPrintable(single[0].error));
             QList<Store::Settlement> batch;
-            for (int i = 0; i < 100; ++i) {
-                UsageRecord u;
-                u.accountId = s.defaultAccountId();
-                u.endpoint = QStringLiteral("/v1/replan");
-                u.cost = 1;
-                u.status = 200;
-                u.requestId = QStringLiteral("replan-%1-%2").arg(b).arg(i);
-                u.time = QDateTime::currentDateTimeUtc();
-                batch.append(Store::Settlement{u, {}, {}});
-            }
+            for (int i = 0; i < 100; ++i)
+                batch.append(settlement(b, i));
             s.settleBatch(batch);
             for (const Store::Settlement &r : batch)
                 QVERIFY2(r.error.isEmpty() && r.usage.id > 0, qPrintable(r.error));
-            seen.append(statementName());
+            seen.append(statementName("%unnest(%ledger_rows%"));
+            seenOne.append(statementName("%NOT MATERIALIZED%"));
         }
-        QVERIFY(!seen[0].isEmpty() && !seen[0].contains(u','));
-        for (int b = 1; b < 9; ++b)
-            QCOMPARE(seen[b], seen[0]);
-        QCOMPARE(seen[9], QString()); // 1,000 rows: deallocated
-        QVERIFY(!seen[10].isEmpty() && seen[10] != seen[0]);
-        for (int b = 11; b < 19; ++b)
-            QCOMPARE(seen[b], seen[10]);
-        QCOMPARE(seen[19], QString()); // 2,000
-        QVERIFY(!seen[20].isEmpty() && seen[20] != seen[10]);
+        for (const QStringList &names : {seen, seenOne}) {
+            QVERIFY(!names[0].isEmpty() && !names[0].contains(u','));
+            for (int b = 1; b < 9; ++b)
+                QCOMPARE(names[b], names[0]);
+            QCOMPARE(names[9], QString()); // 1,010 rows: deallocated
+            QVERIFY(!names[10].isEmpty() && names[10] != names[0]);
+            for (int b = 11; b < 19; ++b)
+                QCOMPARE(names[b], names[10]);
+            QCOMPARE(names[19], QString()); // 2,020
+            QVERIFY(!names[20].isEmpty() && names[20] != names[10]);
+        }
+        QVERIFY(seenOne[0] != seen[0]);
     }
 
     // PostgreSQL: the writer's connection uses generic plans only (custom ones of the
