@@ -195,14 +195,14 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
     }
     m_auth.noteUse(record);
 
-    // Step 3: rate limit per credential and bucket.
-    const QByteArray bucketKey =
-        (id.keyId ? "k" + QByteArray::number(id.keyId) : "t" + QByteArray::number(id.tokenId)) +
-        ':' + route.bucket.toUtf8();
+    // Step 3: rate limit per credential and bucket (no bucket to find when unlimited).
     const int limit = m_settings.tier(id.tier).limitFor(route.bucket);
-    const RateLimiter::Decision d =
-        m_rates.take(bucketKey, limit, QDateTime::currentMSecsSinceEpoch());
+    RateLimiter::Decision d;
     if (limit > 0) {
+        const QByteArray bucketKey =
+            (id.keyId ? "k" + QByteArray::number(id.keyId) : "t" + QByteArray::number(id.tokenId)) +
+            ':' + route.bucket.toUtf8();
+        d = m_rates.take(bucketKey, limit, QDateTime::currentMSecsSinceEpoch());
         ctx->m_rateHeaders = {{"X-RateLimit-Limit", QByteArray::number(d.limit)},
                               {"X-RateLimit-Remaining", QByteArray::number(d.remaining)},
                               {"X-RateLimit-Reset", QByteArray::number(d.resetEpochSeconds)}};

@@ -17,14 +17,17 @@ void Router::add(RouteSpec spec)
             node = -1;
             break;
         }
-        int next = placeholder ? m_nodes[node].param : m_nodes[node].literal.value(segment, -1);
+        size_t at = 0;
+        int next = placeholder ? m_nodes[node].param : m_nodes[node].child(segment, &at);
         if (next < 0) {
             next = int(m_nodes.size());
             m_nodes.emplace_back();
-            if (placeholder)
+            if (placeholder) {
                 m_nodes[node].param = next;
-            else
-                m_nodes[node].literal.insert(segment, next);
+            } else {
+                auto &literal = m_nodes[node].literal;
+                literal.insert(literal.begin() + qsizetype(at), {segment, next});
+            }
         }
         node = next;
     }
@@ -33,8 +36,17 @@ void Router::add(RouteSpec spec)
     m_entries.push_back(std::move(e));
 }
 
-void Router::collect(int node, const QStringList &path, qsizetype depth,
-                     std::vector<int> &out) const
+int Router::Node::child(QStringView segment, size_t *at) const
+{
+    const auto it = std::lower_bound(
+        literal.begin(), literal.end(), segment,
+        [](const std::pair<QString, int> &e, QStringView s) { return QStringView(e.first) < s; });
+    if (at)
+        *at = size_t(it - literal.begin());
+    return it != literal.end() && it->first == segment ? it->second : -1;
+}
+
+void Router::collect(int node, const Segments &path, qsizetype depth, std::vector<int> &out) const
 {
     const Node &n = m_nodes[node];
     if (depth == path.size()) {
@@ -42,14 +54,14 @@ void Router::collect(int node, const QStringList &path, qsizetype depth,
         return;
     }
     out.insert(out.end(), n.rest.begin(), n.rest.end());
-    const int literal = n.literal.value(path[depth], -1);
+    const int literal = n.child(path[depth]);
     if (literal >= 0)
         collect(literal, path, depth + 1, out);
     if (n.param >= 0 && !path[depth].isEmpty())
         collect(n.param, path, depth + 1, out);
 }
 
-std::vector<int> Router::candidates(const QStringList &path) const
+std::vector<int> Router::candidates(const Segments &path) const
 {
     std::vector<int> out;
     collect(0, path, 0, out);
@@ -57,7 +69,7 @@ std::vector<int> Router::candidates(const QStringList &path) const
     return out;
 }
 
-bool Router::matches(const QStringList &pattern, const QStringList &path,
+bool Router::matches(const QStringList &pattern, const Segments &path,
                      QHash<QString, QString> *params)
 {
     // A last segment {name+} takes one or more remaining segments, joined by '/'.
@@ -67,15 +79,21 @@ bool Router::matches(const QStringList &pattern, const QStringList &path,
     for (qsizetype i = 0; i < pattern.size(); ++i) {
         const QString &p = pattern[i];
         if (rest && i == pattern.size() - 1) {
-            if (params)
-                params->insert(p.mid(1, p.size() - 3), path.mid(i).join(u'/'));
+            if (params) {
+                QString joined = path[i].toString();
+                for (qsizetype j = i + 1; j < path.size(); ++j) {
+                    joined += u'/';
+                    joined += path[j];
+                }
+                params->insert(p.mid(1, p.size() - 3), joined);
+            }
             return true;
         }
         if (p.startsWith(u'{') && p.endsWith(u'}')) {
             if (path[i].isEmpty())
                 return false;
             if (params)
-                params->insert(p.mid(1, p.size() - 2), path[i]);
+                params->insert(p.mid(1, p.size() - 2), path[i].toString());
         } else if (p != path[i]) {
             return false;
         }
@@ -86,7 +104,7 @@ bool Router::matches(const QStringList &pattern, const QStringList &path,
 Router::Match Router::match(const QByteArray &method, const QString &path) const
 {
     Match m;
-    const QStringList segments = path.split(u'/', Qt::SkipEmptyParts);
+    const Segments segments = QStringView(path).split(u'/', Qt::SkipEmptyParts);
     for (const int i : candidates(segments)) {
         const Entry &e = m_entries[size_t(i)];
         QHash<QString, QString> params;
@@ -105,7 +123,7 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
 
 const RouteSpec *Router::anyForPath(const QString &path) const
 {
-    const QStringList segments = path.split(u'/', Qt::SkipEmptyParts);
+    const Segments segments = QStringView(path).split(u'/', Qt::SkipEmptyParts);
     for (const int i : candidates(segments))
         if (matches(m_entries[size_t(i)].segments, segments, nullptr))
             return m_entries[size_t(i)].spec.get();

@@ -12,7 +12,8 @@ struct RateTier
     QHash<QString, int> perMinute;
     int limitFor(const QString &bucket) const
     {
-        return perMinute.value(bucket, perMinute.value(QStringLiteral("default"), 600));
+        const auto it = perMinute.constFind(bucket);
+        return it != perMinute.constEnd() ? *it : perMinute.value(QStringLiteral("default"), 600);
     }
 };
 

@@ -2,6 +2,20 @@
 
 #include "HttpConnection.h"
 
+#include <charconv>
+
+namespace {
+
+// Appends a number's digits without the temporary QByteArray that QByteArray::number makes.
+void appendNumber(QByteArray &out, qint64 n)
+{
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+    out.append(digits, end - digits);
+}
+
+} // namespace
+
 HttpExchange::HttpExchange(HttpRequest request, HttpConnection *connection)
     : m_request(std::move(request)), m_connection(connection)
 {
@@ -87,7 +101,7 @@ QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunk
     QByteArray out;
     out.reserve(size);
     out += "HTTP/1.1 ";
-    out += QByteArray::number(status);
+    appendNumber(out, status);
     out += ' ';
     out += reasonPhrase(status);
     out += "\r\n";
@@ -97,10 +111,13 @@ QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunk
         out += h.second;
         out += "\r\n";
     }
-    if (chunked)
+    if (chunked) {
         out += "Transfer-Encoding: chunked\r\n";
-    else
-        out += "Content-Length: " + QByteArray::number(length) + "\r\n";
+    } else {
+        out += "Content-Length: ";
+        appendNumber(out, length);
+        out += "\r\n";
+    }
     if (m_closeAfter)
         out += "Connection: close\r\n";
     out += "\r\n";

@@ -66,13 +66,16 @@ bool parse(QByteArrayView head, int maxHeaderLines, HttpRequest *request, Error 
         QByteArrayView(request->target).first(q < 0 ? request->target.size() : q);
     if (!rawPath.startsWith('/'))
         return refuse(error, 400, QStringLiteral("The request target must be an absolute path."));
-    request->path = QUrl::fromPercentEncoding(rawPath.toByteArray());
+    request->path = rawPath.contains('%') ? QUrl::fromPercentEncoding(rawPath.toByteArray())
+                                          : QString::fromUtf8(rawPath);
     if (q >= 0)
         request->query.setQuery(QString::fromUtf8(QByteArrayView(request->target).sliced(q + 1)));
 
-    if (head.count('\n') > maxHeaderLines)
+    const qsizetype lines = head.count('\n');
+    if (lines > maxHeaderLines)
         return refuse(error, 431,
                       QStringLiteral("Too many header fields (at most %1).").arg(maxHeaderLines));
+    request->headers.reserve(lines + 1); // grown once, not field by field
     while (at <= head.size()) {
         const QByteArrayView field = nextLine(head, at);
         if (field.isEmpty())
