@@ -162,7 +162,10 @@ private slots:
     {
         // Random tables over a small alphabet, so that overlaps are common.
         QRandomGenerator rng(20261126);
-        const QStringList words{"a", "b", "v1", "{x}", "{y}", "{r+}"};
+        // Literals that sort around each other ("a" < "aa" < "ab" < "b"), so that a node's
+        // sorted children are inserted before, between and after one another.
+        const QStringList words{"b", "a", "v1", "ab", "aa", "{x}", "{y}", "{r+}"};
+        const int literals = 5;
         const QList<QByteArray> methods{"GET", "POST", "DELETE", "HEAD"};
         int compared = 0, found = 0;
         for (int table = 0; table < 200; ++table) {
@@ -184,7 +187,7 @@ private slots:
                 QString path;
                 const int n = int(rng.bounded(5));
                 for (int k = 0; k < n; ++k)
-                    path += u'/' + words[int(rng.bounded(3))]; // literals only
+                    path += u'/' + words[int(rng.bounded(literals))]; // literals only
                 if (rng.bounded(4) == 0)
                     path += u'/';
                 const QByteArray method = methods[int(rng.bounded(methods.size()))];
