@@ -119,10 +119,22 @@ private slots:
         QTest::newRow("bad inverse")
             << QByteArray("{\"text\":\"116,39\",\"srcCoord\":\"gcj02\",\"inverse\":\"x\"}")
             << "inverse";
+        // The body itself: the sentences every family's JSON routes give, made on the worker.
         QTest::newRow("not json") << QByteArray("{text:") << "";
         QTest::newRow("no body") << QByteArray() << "";
         QTest::newRow("blank body") << QByteArray(" \r\n ") << "";
         QTest::newRow("an array") << QByteArray("[{\"text\":\"116,39\"}]") << "";
+    }
+    // The message a client reads: the field's name first, or what is wrong with the body.
+    static QString expectedMessageStart(const QString &tag, const QString &param)
+    {
+        if (!param.isEmpty())
+            return param + u':';
+        if (tag == u"not json")
+            return QStringLiteral("Malformed JSON body at byte ");
+        if (tag == u"an array")
+            return QStringLiteral("The request body must be a JSON object.");
+        return QStringLiteral("The request body is empty; expected a JSON object.");
     }
     void transferCoordErrors()
     {
@@ -137,6 +149,10 @@ private slots:
         QCOMPARE(error.value("type").toString(), QStringLiteral("invalid_request_error"));
         if (!param.isEmpty())
             QCOMPARE(error.value("param").toString(), param);
+        const QString message = error.value("message").toString();
+        const QString start =
+            expectedMessageStart(QString::fromLatin1(QTest::currentDataTag()), param);
+        QVERIFY2(message.startsWith(start), qPrintable(message));
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), Money::kUnitsPerCredit);
     }
 
