@@ -1,5 +1,7 @@
 #include "CoordTransform.h"
 
+#include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTest>
 
 #include <cmath>
@@ -246,6 +248,12 @@ private slots:
         QTest::newRow("swapped") << "39.9,116.4" << false << 0.0 << 0.0 << "latitude 116.4";
         QTest::newRow("too long") << QString(200, QLatin1Char('1')) << false << 0.0 << 0.0
                                   << "too long";
+        QTest::newRow("trailing dot") << "5.,6" << true << 5.0 << 6.0 << "";
+        QTest::newRow("lone dot") << ".,6" << false << 0.0 << 0.0 << "not a decimal number";
+        QTest::newRow("sign alone") << "-,6" << false << 0.0 << 0.0 << "not a decimal number";
+        QTest::newRow("two signs") << "+-5,6" << false << 0.0 << 0.0 << "not a decimal number";
+        QTest::newRow("bare exponent") << "5e,6" << false << 0.0 << 0.0 << "not a decimal number";
+        QTest::newRow("underflow") << "1e-999,6" << false << 0.0 << 0.0 << "not a finite number";
     }
     void parse()
     {
@@ -263,6 +271,66 @@ private slots:
         } else {
             QVERIFY2(r.error.contains(errorPart), qPrintable(r.error));
         }
+    }
+
+    // The number grammar and its value against the reading they replaced (a regular
+    // expression, then QString::toDouble), over random fields: grammar-shaped ones, with parts
+    // dropped or doubled, and strings of the same characters at random.
+    void parseMatchesRegexAndToDouble()
+    {
+        const QRegularExpression pattern(
+            QStringLiteral("\\A[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]+)?\\z"));
+        QRandomGenerator rng(20261127);
+        const auto pick = [&rng](const char *from) {
+            return QChar::fromLatin1(from[rng.bounded(int(qstrlen(from)))]);
+        };
+        const auto digits = [&](int most) {
+            QString d;
+            for (int n = int(rng.bounded(most + 1)); n > 0; --n)
+                d += pick("0123456789");
+            return d;
+        };
+        int accepted = 0, refused = 0, notFinite = 0;
+        for (int i = 0; i < 20000; ++i) {
+            QString field;
+            if (i % 2) {
+                if (rng.bounded(3) == 0)
+                    field += pick("+-");
+                field += digits(3);
+                if (rng.bounded(2))
+                    field += u'.' + digits(3);
+                if (rng.bounded(3) == 0) {
+                    field += pick("eE");
+                    if (rng.bounded(2))
+                        field += pick("+-");
+                    field += digits(3);
+                }
+                if (rng.bounded(10) == 0)
+                    field.insert(int(rng.bounded(field.size() + 1)), pick("+-.eEx"));
+            } else {
+                for (int n = 1 + int(rng.bounded(6)); n > 0; --n)
+                    field += pick("0123456789.+-eE");
+            }
+            const ParseResult r = parseCoordinate(field + QStringLiteral(",1"));
+            bool ok = false;
+            const double v = field.toDouble(&ok);
+            if (field.isEmpty()) {
+                QVERIFY(!r.ok);
+            } else if (!pattern.match(field).hasMatch()) {
+                QVERIFY2(!r.ok && r.error.contains(u"not a decimal number"), qPrintable(field));
+                ++refused;
+            } else if (!ok || !std::isfinite(v)) {
+                QVERIFY2(!r.ok && r.error.contains(u"not a finite number"), qPrintable(field));
+                ++notFinite;
+            } else if (v < -180.0 || v > 180.0) {
+                QVERIFY2(!r.ok && r.error.contains(u"out of range"), qPrintable(field));
+            } else {
+                QVERIFY2(r.ok, qPrintable(field + u' ' + r.error));
+                QCOMPARE(r.value.lon, v);
+                ++accepted;
+            }
+        }
+        QVERIFY(accepted > 2000 && refused > 2000 && notFinite > 10);
     }
 
     void format()
