@@ -62,10 +62,9 @@ System canonical(System s)
     return s == System::Cgcs2000 ? System::Wgs84 : s;
 }
 
-// Matches one plain decimal number; ASCII digits only (\d would accept other scripts' digits).
-// Whether s is a decimal number: [+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?, ASCII
-// digits only. By hand rather than with a QRegularExpression, which with QString::toDouble took
-// 8% of an address worker's time under billed transfer-coord (perf).
+// Whether s is one plain decimal number: [+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?,
+// ASCII digits only (not other scripts' digits). By hand rather than with a QRegularExpression,
+// which with QString::toDouble took 8% of an address worker's time under billed transfer-coord.
 bool isDecimalNumber(QStringView s)
 {
     const auto digit = [](QChar c) { return c >= u'0' && c <= u'9'; };
