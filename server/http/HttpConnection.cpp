@@ -142,7 +142,8 @@ bool HttpConnection::parseHead(qsizetype headEnd)
 
     const QByteArray te = m_request.header("transfer-encoding").toLower();
     const bool hasLength = m_request.hasHeader("content-length");
-    m_bodyLimit = m_handler.bodyLimit(m_request);
+    if (!te.isEmpty() || hasLength) // the route's limit: looked up only for a body to read
+        m_bodyLimit = m_handler.bodyLimit(m_request);
     if (!te.isEmpty()) {
         if (te != "chunked" || hasLength) {
             fail(400, QStringLiteral("Unsupported Transfer-Encoding."));
