@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # thread-costs.sh BUILD_DIR [--runs N] [--duration S] [--connections C] [--pg URL]
+#                  [--endpoint transfer-coord|extract-phone|division-code]
 #
 # Where a billed request's CPU goes, thread by thread. Starts a throwaway switchyard-server
 # (SQLite in a temporary directory, or --pg URL: a throwaway PostgreSQL database), then for each
-# run: wrk on GET /healthz, then wrk on billed POST /v1/address/transfer-coord, each --duration
+# run: wrk on GET /healthz, then wrk on the billed POST /v1/address/--endpoint (default
+# transfer-coord; the bodies gateway-bench.sh sends), each --duration
 # seconds (default 5) with --connections (default 256) on 2 threads. Around each wrk it reads
 # every server thread's CPU time (/proc/PID/task/*/stat, user + system) and prints it divided by
 # the requests answered: microseconds of each thread per request. --runs (default 3) rounds,
@@ -25,12 +27,14 @@ RUNS=3
 DURATION=5
 CONNECTIONS=256
 PG_URL=""
+ENDPOINT=transfer-coord
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) RUNS=${2:?}; shift 2 ;;
         --duration) DURATION=${2:?}; shift 2 ;;
         --connections) CONNECTIONS=${2:?}; shift 2 ;;
         --pg) PG_URL=${2:?}; shift 2 ;;
+        --endpoint) ENDPOINT=${2:?}; shift 2 ;;
         -h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [ -z "$BUILD" ] || die "one BUILD_DIR only"; BUILD=$1; shift ;;
@@ -40,6 +44,13 @@ done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs: a positive integer"
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "--duration: whole seconds"
 [[ "$CONNECTIONS" =~ ^[1-9][0-9]*$ ]] || die "--connections: a positive integer"
+# The same bodies as gateway-bench.sh's phase 6.
+case "$ENDPOINT" in
+    transfer-coord) BODY='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}' ;;
+    extract-phone) BODY='{"text": "收件人王小明 电话：138-1234-5678，备用 (0571)8888-6666 转 123"}' ;;
+    division-code) BODY='{"text": "浙江省杭州市余杭区文一西路969号"}' ;;
+    *) die "--endpoint: transfer-coord, extract-phone or division-code" ;;
+esac
 SERVER=$(cd "$BUILD" && pwd)/app/switchyard-server
 [ -x "$SERVER" ] || die "$SERVER not found (build the switchyard-server target)"
 command -v wrk >/dev/null || die "wrk is not installed"
@@ -69,7 +80,6 @@ env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${WHERE[@]}" \
     --config "$WORK/config.json" </dev/null >"$WORK/server.log" 2>&1 &
 SP=$!
 URL=$(wait_listen "$WORK/server.log" "$SP" "the server")
-BODY='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}'
 cat >"$WORK/billed.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$BODY'
@@ -77,8 +87,8 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer $KEY"
 LUA
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' --data "$BODY" "$URL/v1/address/transfer-coord")
-[ "$code" = 200 ] || die "billed transfer-coord answered $code"
+    -H 'Content-Type: application/json' --data "$BODY" "$URL/v1/address/$ENDPOINT")
+[ "$code" = 200 ] || die "billed $ENDPOINT answered $code"
 say "server $SP on $URL ($([ -n "$PG_URL" ] && echo PostgreSQL || echo SQLite)); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ticks=$(getconf CLK_TCK)
@@ -104,7 +114,7 @@ measure() {
 
 for run in $(seq 1 "$RUNS"); do
     measure healthz /healthz >>"$WORK/all"
-    measure billed /v1/address/transfer-coord "$WORK/billed.lua" >>"$WORK/all"
+    measure billed "/v1/address/$ENDPOINT" "$WORK/billed.lua" >>"$WORK/all"
     awk '$2 == "rps" {r[$1] = $3} END {printf "ratio share %.3f\n", r["billed"] / r["healthz"]}' \
         <(grep " rps " "$WORK/all" | tail -n 2) >>"$WORK/all"
     say "run $run of $RUNS: $(grep -c . "$WORK/all") figures so far"
@@ -112,7 +122,7 @@ done
 
 echo "# Server threads' CPU per request (us), wrk -t2 -c$CONNECTIONS -d${DURATION}s, medians of $RUNS (spread)"
 echo
-echo "| what | GET /healthz | billed transfer-coord |"
+echo "| what | GET /healthz | billed $ENDPOINT |"
 echo "|---|---:|---:|"
 awk '
     {k = $1 SUBSEP $2; v[k] = v[k] " " $3; if (!($2 in seen)) {seen[$2] = 1; order[++n] = $2}}
