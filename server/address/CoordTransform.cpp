@@ -3,6 +3,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -125,11 +126,15 @@ std::optional<double> parseNumber(QStringView field, const QString &what, QStrin
                      .arg(what, quoted(field.toString()), kExpected);
         return std::nullopt;
     }
-    // ASCII by now. from_chars rounds correctly, as QString::toDouble did, and likewise refuses
-    // a value that overflows or underflows; it takes no '+'.
-    const QByteArray ascii = field.toLatin1();
-    const char *begin = ascii.constData() + (ascii.startsWith('+') ? 1 : 0);
-    const char *end = ascii.constData() + ascii.size();
+    // ASCII by now, and no longer than the whole text (kMaxCoordinateTextLength): narrowed on
+    // the stack, not in a heap copy. from_chars rounds correctly, as QString::toDouble did, and
+    // likewise refuses a value that overflows or underflows; it takes no '+'.
+    std::array<char, kMaxCoordinateTextLength> ascii;
+    const qsizetype n = std::min<qsizetype>(field.size(), qsizetype(ascii.size()));
+    std::transform(field.begin(), field.begin() + n, ascii.begin(),
+                   [](QChar c) { return char(c.unicode()); });
+    const char *begin = ascii.data() + (ascii[0] == '+' ? 1 : 0);
+    const char *end = ascii.data() + n;
     double v = 0;
     const auto [stop, ec] = std::from_chars(begin, end, v);
     if (ec != std::errc() || stop != end || !std::isfinite(v)) {
