@@ -551,12 +551,7 @@ for t in "${ORDER[@]}"; do
     sleep 1
 done
 # Phase 6: the cheapest billed requests against /healthz, at full rate (wrk)
-BILLED_ENDPOINTS=(transfer-coord extract-phone division-code)
-declare -A BILLED_BODY=(
-    [transfer-coord]='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}'
-    [extract-phone]='{"text": "收件人王小明 电话：138-1234-5678，备用 (0571)8888-6666 转 123"}'
-    [division-code]='{"text": "浙江省杭州市余杭区文一西路969号"}'
-)
+. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY
 wrk_rps() { # PATH [LUA]: requests per second, "-" when wrk failed; non-2xx counted in R[wrk_bad]
     local out
     out=$(timeout 60 wrk -t2 -c256 -d5s ${2:+-s "$2"} "$SY_URL$1" 2>&1) || { echo "-"; return; }

@@ -5,8 +5,8 @@
 # Where a billed request's CPU goes, thread by thread. Starts a throwaway switchyard-server
 # (SQLite in a temporary directory, or --pg URL: a throwaway PostgreSQL database), then for each
 # run: wrk on GET /healthz, then wrk on the billed POST /v1/address/--endpoint (default
-# transfer-coord; the bodies gateway-bench.sh sends), each --duration
-# seconds (default 5) with --connections (default 256) on 2 threads. Around each wrk it reads
+# transfer-coord; the bodies gateway-bench.sh sends, billed-bodies.sh), each --duration seconds
+# (default 5) with --connections (default 256) on 2 threads. Around each wrk it reads
 # every server thread's CPU time (/proc/PID/task/*/stat, user + system) and prints it divided by
 # the requests answered: microseconds of each thread per request. --runs (default 3) rounds,
 # each printed, then the medians. The server, its data and wrk stop on exit; everything binds
@@ -20,7 +20,9 @@ die() {
     exit 1
 }
 
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/wait-listen.sh" # wait_listen LOG PID NAME
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/wait-listen.sh"   # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY
 
 BUILD=""
 RUNS=3
@@ -44,13 +46,8 @@ done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs: a positive integer"
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "--duration: whole seconds"
 [[ "$CONNECTIONS" =~ ^[1-9][0-9]*$ ]] || die "--connections: a positive integer"
-# The same bodies as gateway-bench.sh's phase 6.
-case "$ENDPOINT" in
-    transfer-coord) BODY='{"text": "120.026208,30.279212", "srcCoord": "gcj02"}' ;;
-    extract-phone) BODY='{"text": "收件人王小明 电话：138-1234-5678，备用 (0571)8888-6666 转 123"}' ;;
-    division-code) BODY='{"text": "浙江省杭州市余杭区文一西路969号"}' ;;
-    *) die "--endpoint: transfer-coord, extract-phone or division-code" ;;
-esac
+[ -n "${BILLED_BODY[$ENDPOINT]+set}" ] || die "--endpoint: one of ${BILLED_ENDPOINTS[*]}"
+BODY=${BILLED_BODY[$ENDPOINT]}
 SERVER=$(cd "$BUILD" && pwd)/app/switchyard-server
 [ -x "$SERVER" ] || die "$SERVER not found (build the switchyard-server target)"
 command -v wrk >/dev/null || die "wrk is not installed"
