@@ -34,6 +34,10 @@ void Checkpointer::run()
         name = db.connectionName();
         const QString wal = m_config.sqlitePath() + QStringLiteral("-wal");
         QSqlQuery q(db);
+        qint64 pageSize = 4096;
+        if (q.exec(QStringLiteral("PRAGMA page_size")) && q.next())
+            pageSize = q.value(0).toLongLong();
+        q.finish();
         bool last = false;
         while (!last) {
             {
@@ -44,12 +48,19 @@ void Checkpointer::run()
             }
             if (!last && QFileInfo(wal).size() < kWalBytes)
                 continue;
-            if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
+            // The file keeps its size when the WAL starts over, so what the WAL holds is the
+            // checkpoint's answer: busy, frames in the WAL, frames copied. Judged by the file,
+            // every pass past kRestartBytes asked the writer for its checkpoint and the three
+            // fdatasync calls around it, at any load, long after the WAL had started over.
+            qint64 frames = 0;
+            if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")) && q.next()) {
                 ++m_checkpoints;
-            else
+                frames = q.value(1).toLongLong();
+            } else {
                 qWarning("checkpoint failed: %s", qPrintable(q.lastError().text()));
+            }
             q.finish();
-            if (!last && m_restartWanted && QFileInfo(wal).size() >= kRestartBytes)
+            if (!last && m_restartWanted && frames * (pageSize + kFrameHeader) >= kRestartBytes)
                 m_restartWanted();
         }
     } catch (const StoreError &e) {

@@ -46,6 +46,8 @@ public:
     quint64 writerBatches() const { return m_writer ? m_writer->batches() : 0; }
     // PASSIVE checkpoints the Checkpointer ran (SQLite; 0 on PostgreSQL).
     quint64 checkpoints() const { return m_checkpointer ? m_checkpointer->checkpoints() : 0; }
+    // Those the writer ran when the Checkpointer asked, so that the WAL could start over.
+    quint64 writerCheckpoints() const { return m_writer ? m_writer->checkpoints() : 0; }
 
     template <class R, class Fn, class Done> void read(QObject *context, Fn fn, Done done)
     {

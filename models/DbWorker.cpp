@@ -153,7 +153,9 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
             batch[i].completion(errors[i]);
     if (m_checkpointWanted.exchange(false)) {
         QSqlQuery q(store.database());
-        if (!q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
+        if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
+            ++m_checkpoints;
+        else
             qWarning("writer checkpoint failed: %s", qPrintable(q.lastError().text()));
     }
 }

@@ -52,6 +52,7 @@ public:
     // SQLite writer: run a PASSIVE checkpoint after the current batch's answers went out (the
     // Checkpointer asks once it has copied nearly everything, so that the WAL can start over).
     void requestCheckpoint() { m_checkpointWanted = true; }
+    quint64 checkpoints() const { return m_checkpoints; } // those requested and run
 
 protected:
     void run() override;
@@ -79,6 +80,7 @@ private:
     bool m_stopping = false;
     std::atomic<quint64> m_batches{0};
     std::atomic<bool> m_checkpointWanted{false};
+    std::atomic<quint64> m_checkpoints{0};
     // The writer's transaction statements, prepared once on SQLite (by their literal's address).
     std::unordered_map<const char *, QSqlQuery> m_statements;
 };

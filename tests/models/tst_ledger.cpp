@@ -641,6 +641,56 @@ private slots:
         QCOMPARE(s.balance(s.defaultAccountId()), qint64(1'000'000'000 - kSettlements));
         QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
     }
+
+    // Under a load that never lets the Checkpointer's own pass finish, the WAL grows until it
+    // holds Checkpointer::kRestartBytes of frames, and then the writer checkpoints so that it
+    // can start over. After that the WAL file keeps the size it grew to, but a trickle of
+    // settlements must not cost the writer a checkpoint (three fdatasync calls) on every pass.
+    void writerCheckpointsOnlyForALongWal()
+    {
+        TestDatabase t(QStringLiteral("sqlite"));
+        DatabaseService db(t.config());
+        db.start();
+        const QString wal = t.config().sqlitePath() + QStringLiteral("-wal");
+        std::atomic<int> posted{0}, done{0}, failed{0};
+        const auto settle = [&](const QString &endpoint) {
+            UsageRecord u;
+            u.accountId = db.defaultAccountId();
+            u.endpoint = endpoint;
+            u.status = 200;
+            u.requestId = QStringLiteral("l-%1").arg(posted++);
+            db.settle(nullptr, u, [&](const DbResult<ChargeResult> &r) {
+                if (!r.ok())
+                    ++failed;
+                ++done;
+            });
+        };
+        QElapsedTimer t0;
+        t0.start();
+        const QString wide = QStringLiteral("/v1/test/") + QString(400, QLatin1Char('w'));
+        while (db.writerCheckpoints() == 0 && t0.elapsed() < 60'000) {
+            if (posted - done < 4'000)
+                settle(wide);
+            else
+                QThread::yieldCurrentThread();
+        }
+        QVERIFY2(db.writerCheckpoints() > 0, "the WAL was never long enough to start over");
+        QTRY_COMPARE_WITH_TIMEOUT(done.load(), posted.load(), 60'000);
+        QCOMPARE(failed.load(), 0);
+        QVERIFY2(QFileInfo(wal).size() >= Checkpointer::kRestartBytes,
+                 qPrintable(QString::number(QFileInfo(wal).size())));
+        QTest::qWait(3 * Checkpointer::kPollMs); // the last of the burst copied
+
+        const quint64 before = db.writerCheckpoints();
+        for (int i = 0; i < 60; ++i) { // about 12 of the Checkpointer's passes
+            settle(QStringLiteral("/v1/test/trickle"));
+            QTest::qWait(20);
+        }
+        QTRY_COMPARE(done.load(), posted.load());
+        QVERIFY2(db.writerCheckpoints() - before <= 1,
+                 qPrintable(QString::number(db.writerCheckpoints() - before)));
+        db.stop();
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLedger)
