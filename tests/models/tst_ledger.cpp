@@ -687,7 +687,8 @@ private slots:
             QTest::qWait(20);
         }
         QTRY_COMPARE(done.load(), posted.load());
-        QVERIFY2(db.writerCheckpoints() - before <= 1,
+        // One may be due from the burst's last frames; before the fix there were 13.
+        QVERIFY2(db.writerCheckpoints() - before <= 2,
                  qPrintable(QString::number(db.writerCheckpoints() - before)));
         db.stop();
     }
