@@ -95,12 +95,23 @@ void DbWorker::run()
     } catch (const StoreError &e) {
         openError = QString::fromUtf8(e.what());
     }
+    // SQLite: whether the connection ran anything since it last freed its caches, and the
+    // batches run in the current window (DbWorker.h, cacheReleases).
+    using Clock = std::chrono::steady_clock;
+    const auto window = std::chrono::milliseconds(m_cacheWindowMs);
+    bool cacheWarm = false;
+    auto windowEnd = Clock::now() + window;
+    int windowBatches = 0;
     for (;;) {
         std::deque<Item> batch;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
-            if (m_queue.empty())
+            const auto ready = [this] { return m_stopping || !m_queue.empty(); };
+            if (cacheWarm)
+                m_wake.wait_until(lock, windowEnd, ready);
+            else
+                m_wake.wait(lock, ready);
+            if (m_stopping && m_queue.empty())
                 break; // stopping and drained
             const int take = m_mode == Mode::Writer ? m_maxBatch : 1;
             while (!m_queue.empty() && int(batch.size()) < take) {
@@ -114,7 +125,34 @@ void DbWorker::run()
                     item.completion(openError);
             continue;
         }
-        runBatch(*store, batch);
+        auto now = Clock::now();
+        if (!batch.empty()) {
+            if (!cacheWarm && now >= windowEnd) { // the first batch after a cold spell
+                windowEnd = now + window;
+                windowBatches = 0;
+            }
+            runBatch(*store, batch);
+            cacheWarm = !store->isPostgres();
+            ++windowBatches;
+            now = Clock::now();
+        }
+        if (now >= windowEnd) {
+            // An overload fills the page cache (up to 2 MB a connection) and the writer's
+            // statements of large batches, and a server that stays quiet after it would keep
+            // them for good; a busy connection keeps them. Clean pages come back from the
+            // OS's file cache.
+            if (cacheWarm && windowBatches <= kQuietBatches) {
+                try {
+                    store->releaseMemory();
+                    ++m_cacheReleases;
+                } catch (const StoreError &e) {
+                    qWarning("%s: %s", qPrintable(m_name), e.what());
+                }
+                cacheWarm = false;
+            }
+            windowEnd = now + window;
+            windowBatches = 0;
+        }
     }
     m_statements.clear(); // before their connection closes
     store.reset();

@@ -53,6 +53,13 @@ public:
     // Checkpointer asks once it has copied nearly everything, so that the WAL can start over).
     void requestCheckpoint() { m_checkpointWanted = true; }
     quint64 checkpoints() const { return m_checkpoints; } // those requested and run
+    // SQLite: at the end of each window of cacheWindowMs in which the connection ran at most
+    // kQuietBatches batches, it frees what it keeps for speed (Store::releaseMemory) if it ran
+    // anything since it last did. Set before start().
+    static constexpr int kCacheWindowMs = 10'000;
+    static constexpr int kQuietBatches = 100;
+    void setCacheWindowMs(int ms) { m_cacheWindowMs = ms; }
+    quint64 cacheReleases() const { return m_cacheReleases; } // the times it did
 
 protected:
     void run() override;
@@ -74,6 +81,7 @@ private:
     Mode m_mode;
     QString m_name;
     int m_maxBatch;
+    int m_cacheWindowMs = kCacheWindowMs;
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<Item> m_queue;
@@ -81,6 +89,7 @@ private:
     std::atomic<quint64> m_batches{0};
     std::atomic<bool> m_checkpointWanted{false};
     std::atomic<quint64> m_checkpoints{0};
+    std::atomic<quint64> m_cacheReleases{0};
     // The writer's transaction statements, prepared once on SQLite (by their literal's address).
     std::unordered_map<const char *, QSqlQuery> m_statements;
 };

@@ -101,6 +101,16 @@ constexpr qint64 kFarFutureMs = 4'000'000'000'000'000;
 
 Store::Store(QSqlDatabase db, DatabaseConfig::Kind kind) : m_db(std::move(db)), m_kind(kind) {}
 
+void Store::releaseMemory()
+{
+    if (isPostgres())
+        return;
+    m_sqlite.reset();
+    QSqlQuery q(m_db);
+    if (!q.exec(QStringLiteral("PRAGMA shrink_memory")))
+        throw StoreError(q.lastError().text().toStdString());
+}
+
 void Store::exec(QSqlQuery &q)
 {
     if (!q.exec())

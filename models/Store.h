@@ -115,6 +115,11 @@ public:
     // if any; throws StoreError when a statement fails, and then the caller must roll back
     // whatever the batch wrote.
     void settleBatch(QList<Settlement> &batch);
+    // Frees what the connection keeps only for speed, all of it made again on use: SQLite's
+    // page cache (up to 2 MB) and settleBatch's statements (about 1.5 MB once batches of 256
+    // have been settled). For a connection that has gone quiet (DbWorker); nothing on
+    // PostgreSQL, whose caches are the server's. Not inside a transaction.
+    void releaseMemory();
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 

@@ -1,5 +1,6 @@
 #include "DatabaseService.h"
 #include "DbWorker.h"
+#include "SqliteStatements.h"
 #include "Store.h"
 #include "TestSupport.h"
 
@@ -13,6 +14,7 @@
 #include <QSqlQuery>
 #include <QTest>
 #include <QThread>
+#include <sqlite3.h>
 #include <tuple>
 
 // The charge path under concurrency: many threads posting charges through the single writer.
@@ -691,6 +693,106 @@ private slots:
         QVERIFY2(db.writerCheckpoints() - before <= 2,
                  qPrintable(QString::number(db.writerCheckpoints() - before)));
         db.stop();
+    }
+
+    // After an overload, a quiet connection gives its page cache back; a busy one keeps it.
+    void quietConnectionsGiveTheirCacheBack()
+    {
+        TestDatabase t(QStringLiteral("sqlite"));
+        QVERIFY(t.ready());
+        const auto run = [](DbWorker &w, DbWorker::Job job) {
+            std::latch done(1);
+            QString error;
+            w.post(std::move(job), [&](const QString &e) {
+                error = e;
+                done.count_down();
+            });
+            done.wait();
+            return error;
+        };
+        const auto exec = [](Store &s, const QString &sql) {
+            QSqlQuery q(s.database());
+            if (!q.exec(sql))
+                throw StoreError(q.lastError().text().toStdString());
+        };
+        // Read from this thread (SQLite serializes calls on a connection), so that reading
+        // runs no job on the worker.
+        sqlite3 *handle = nullptr;
+        const auto status = [&](int what) {
+            int used = -1, highwater = 0;
+            sqlite3_db_status(handle, what, &used, &highwater, 0);
+            return used;
+        };
+        const auto readAll = [&](Store &s) {
+            QSqlQuery q(s.database());
+            if (!q.exec(QStringLiteral("SELECT sum(length(x)) FROM pad")) || !q.next() ||
+                q.value(0).toLongLong() != 3'000'000)
+                throw StoreError("the rows did not read back");
+        };
+        {
+            DatabaseService db(t.config());
+            db.start(); // migrations
+            db.stop();
+        }
+        { // 3 MB of rows: more than a connection's 2 MB cache
+            DbWorker writer(t.config(), DbWorker::Mode::Writer, QStringLiteral("pad-writer"));
+            writer.start();
+            QCOMPARE(run(writer,
+                         [&](Store &s) {
+                             exec(s, QStringLiteral("CREATE TABLE pad (x BLOB)"));
+                             exec(s, QStringLiteral("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                                                    "SELECT i + 1 FROM n WHERE i < 3000) INSERT "
+                                                    "INTO pad SELECT zeroblob(1000) FROM n"));
+                         }),
+                     QString());
+        }
+        for (const auto mode : {DbWorker::Mode::Writer, DbWorker::Mode::Reader}) {
+            DbWorker w(t.config(), mode, QStringLiteral("cache"));
+            w.setCacheWindowMs(500);
+            w.start();
+            QCOMPARE(run(w, [&](Store &s) { handle = SqliteStatements(s.database()).handle(); }),
+                     QString());
+            // Busy from the start: thousands of batches a window, one at a time. The cache
+            // fills and stays.
+            QElapsedTimer busy;
+            busy.start();
+            QCOMPARE(run(w, readAll), QString());
+            const int warm = status(SQLITE_DBSTATUS_CACHE_USED);
+            QVERIFY2(warm > 1'000'000, qPrintable(QString::number(warm)));
+            if (mode == DbWorker::Mode::Writer) { // a batch of 256 + 32 + 8 + 4 settlements
+                QCOMPARE(run(w,
+                             [](Store &s) {
+                                 QList<Store::Settlement> batch;
+                                 for (int i = 0; i < 300; ++i) {
+                                     UsageRecord u;
+                                     u.accountId = s.defaultAccountId();
+                                     u.endpoint = QStringLiteral("/v1/test");
+                                     u.status = 200;
+                                     u.requestId = QStringLiteral("c-%1").arg(i);
+                                     u.time = QDateTime::currentDateTimeUtc();
+                                     batch.append(Store::Settlement{u, {}, {}});
+                                 }
+                                 s.settleBatch(batch);
+                             }),
+                         QString());
+                QVERIFY(status(SQLITE_DBSTATUS_STMT_USED) > 400'000);
+            }
+            while (busy.elapsed() < 1'500)
+                QCOMPARE(run(w, [](Store &) {}), QString());
+            QCOMPARE(w.cacheReleases(), quint64(0));
+            QVERIFY(status(SQLITE_DBSTATUS_CACHE_USED) > 1'000'000);
+            // Quiet: given back within two windows, and once.
+            QTRY_COMPARE_WITH_TIMEOUT(w.cacheReleases(), quint64(1), 5'000);
+            const int cold = status(SQLITE_DBSTATUS_CACHE_USED);
+            QVERIFY2(cold < 100'000, qPrintable(QString::number(cold)));
+            QVERIFY(status(SQLITE_DBSTATUS_STMT_USED) < 50'000);
+            QTest::qWait(1'200);
+            QCOMPARE(w.cacheReleases(), quint64(1));
+            // The connection still answers, and its cache fills again.
+            QCOMPARE(run(w, readAll), QString());
+            QVERIFY(status(SQLITE_DBSTATUS_CACHE_USED) > 1'000'000);
+            QTRY_COMPARE_WITH_TIMEOUT(w.cacheReleases(), quint64(2), 5'000);
+        }
     }
 };
 
