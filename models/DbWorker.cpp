@@ -2,6 +2,7 @@
 
 #include "Store.h"
 
+#include <chrono>
 #include <QSqlError>
 #include <QSqlQuery>
 
@@ -96,12 +97,12 @@ void DbWorker::run()
         openError = QString::fromUtf8(e.what());
     }
     // SQLite: whether the connection ran anything since it last freed its caches, and the
-    // batches run in the current window (DbWorker.h, cacheReleases).
+    // jobs run in the current window (DbWorker.h, cacheReleases).
     using Clock = std::chrono::steady_clock;
     const auto window = std::chrono::milliseconds(m_cacheWindowMs);
     bool cacheWarm = false;
     auto windowEnd = Clock::now() + window;
-    int windowBatches = 0;
+    qsizetype windowJobs = 0;
     for (;;) {
         std::deque<Item> batch;
         {
@@ -129,11 +130,11 @@ void DbWorker::run()
         if (!batch.empty()) {
             if (!cacheWarm && now >= windowEnd) { // the first batch after a cold spell
                 windowEnd = now + window;
-                windowBatches = 0;
+                windowJobs = 0;
             }
+            windowJobs += qsizetype(batch.size());
             runBatch(*store, batch);
             cacheWarm = !store->isPostgres();
-            ++windowBatches;
             now = Clock::now();
         }
         if (now >= windowEnd) {
@@ -141,7 +142,7 @@ void DbWorker::run()
             // statements of large batches, and a server that stays quiet after it would keep
             // them for good; a busy connection keeps them. Clean pages come back from the
             // OS's file cache.
-            if (cacheWarm && windowBatches <= kQuietBatches) {
+            if (cacheWarm && windowJobs <= m_quietJobs) {
                 try {
                     store->releaseMemory();
                     ++m_cacheReleases;
@@ -151,7 +152,7 @@ void DbWorker::run()
                 cacheWarm = false;
             }
             windowEnd = now + window;
-            windowBatches = 0;
+            windowJobs = 0;
         }
     }
     m_statements.clear(); // before their connection closes

@@ -2,6 +2,7 @@
 
 #include "DatabaseConfig.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -54,11 +55,15 @@ public:
     void requestCheckpoint() { m_checkpointWanted = true; }
     quint64 checkpoints() const { return m_checkpoints; } // those requested and run
     // SQLite: at the end of each window of cacheWindowMs in which the connection ran at most
-    // kQuietBatches batches, it frees what it keeps for speed (Store::releaseMemory) if it ran
+    // quietJobs jobs, it frees what it keeps for speed (Store::releaseMemory) if it ran
     // anything since it last did. Set before start().
     static constexpr int kCacheWindowMs = 10'000;
-    static constexpr int kQuietBatches = 100;
-    void setCacheWindowMs(int ms) { m_cacheWindowMs = ms; }
+    static constexpr int kQuietJobs = 100;
+    void setCacheWindow(int ms, int quietJobs)
+    {
+        m_cacheWindowMs = ms;
+        m_quietJobs = quietJobs;
+    }
     quint64 cacheReleases() const { return m_cacheReleases; } // the times it did
 
 protected:
@@ -82,6 +87,7 @@ private:
     QString m_name;
     int m_maxBatch;
     int m_cacheWindowMs = kCacheWindowMs;
+    int m_quietJobs = kQuietJobs;
     std::mutex m_mutex;
     std::condition_variable m_wake;
     std::deque<Item> m_queue;
