@@ -108,9 +108,10 @@ public:
     };
     // Settles a batch as applyLedger("charge", -cost, endpoint, requestId, no floor) then
     // insertUsage for each item in order would (a duplicate charge stores no usage record), in
-    // a few statements per batch rather than several per item: on SQLite one duplicate check,
-    // one balance update per account, and multi-row inserts of the ledger entries and usage
-    // records (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
+    // a few statements per batch rather than several per item: on SQLite one balance update
+    // per account and multi-row inserts of the ledger entries and usage records, written again
+    // after a duplicate check when the ledger's unique index refuses a charge stored before
+    // (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
     // atomic without a transaction (DbWorker::Commit::Alone). Inside the caller's transaction
     // if any; throws StoreError when a statement fails, and then the caller must roll back
     // whatever the batch wrote.
@@ -141,6 +142,8 @@ private:
                       const QHash<QString, qsizetype> &firstCharge, qint64 now);
     void settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
                         const QHash<QString, qsizetype> &firstCharge, qint64 now);
+    // settleSqlite's writes, the rows already marked Duplicate left out.
+    void writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, qint64 now);
     // A statement prepared once per connection, keyed by the address of its text (which must
     // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);
