@@ -1,6 +1,7 @@
 #include "ErrorEnvelope.h"
 
-#include <QJsonDocument>
+#include "CompactJson.h"
+
 #include <QJsonObject>
 
 namespace ErrorEnvelope {
@@ -56,7 +57,7 @@ QByteArray body(ErrorStyle style, int status, const QString &message, const QStr
         root = QJsonObject{{"error", error}};
         break;
     }
-    return QJsonDocument(root).toJson(QJsonDocument::Compact);
+    return CompactJson::encode(root);
 }
 
 } // namespace ErrorEnvelope

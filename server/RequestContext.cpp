@@ -1,5 +1,6 @@
 #include "RequestContext.h"
 
+#include "CompactJson.h"
 #include "Pipeline.h"
 
 #include <QDateTime>
@@ -70,9 +71,9 @@ void RequestContext::respondJson(int status, const QJsonValue &body, HttpHeaders
 {
     QByteArray bytes;
     if (body.isObject())
-        bytes = QJsonDocument(body.toObject()).toJson(QJsonDocument::Compact);
+        bytes = CompactJson::encode(body.toObject());
     else if (body.isArray())
-        bytes = QJsonDocument(body.toArray()).toJson(QJsonDocument::Compact);
+        bytes = CompactJson::encode(body.toArray());
     respondRaw(status, "application/json", bytes, std::move(extra));
 }
 

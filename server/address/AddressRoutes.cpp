@@ -2,10 +2,10 @@
 
 #include "AddressApi.h"
 #include "AddressUpstream.h"
+#include "CompactJson.h"
 #include "JobQueue.h"
 #include "RequestContext.h"
 
-#include <QJsonDocument>
 #include <QThread>
 
 QList<RouteSpec> addressRoutes(QObject *parent, const AddressEngine &engine, qint64 price,
@@ -51,8 +51,7 @@ QList<RouteSpec> addressRoutes(QObject *parent, const AddressEngine &engine, qin
                         upstream->forward(ctx, endpoint, r, price);
                     };
                 // Back to the server thread to answer; the context is only touched there.
-                return [ctx, bytes = QJsonDocument(r.body).toJson(QJsonDocument::Compact),
-                        billable = r.billable, price] {
+                return [ctx, bytes = CompactJson::encode(r.body), billable = r.billable, price] {
                     if (billable)
                         ctx->usage().cost = price;
                     ctx->respondRaw(200, "application/json", bytes);
