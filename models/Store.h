@@ -110,7 +110,7 @@ public:
     // insertUsage for each item in order would (a duplicate charge stores no usage record), in
     // a few statements per batch rather than several per item: on SQLite one balance update
     // per account and multi-row inserts of the ledger entries and usage records, written again
-    // after a duplicate check when the ledger's unique index refuses a charge stored before
+    // after the duplicate checks when the ledger's unique index refuses a charge repeated
     // (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
     // atomic without a transaction (DbWorker::Commit::Alone). Inside the caller's transaction
     // if any; throws StoreError when a statement fails, and then the caller must roll back
@@ -137,11 +137,15 @@ public:
 private:
     // settleBatch's two ways, given the settlements to store (all but the batch's repeated
     // charges; firstCharge maps a request id to the one charging it): SQLite in a few statements on
-    // its own API (SettleBatch.cpp), PostgreSQL in one statement (SettleBatchPostgres.cpp).
+    // its own API once settleSqliteAsNew has found a repeat (SettleBatch.cpp), PostgreSQL in one
+    // statement (SettleBatchPostgres.cpp).
     void settleSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows,
                       const QHash<QString, qsizetype> &firstCharge, qint64 now);
     void settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
                         const QHash<QString, qsizetype> &firstCharge, qint64 now);
+    // SQLite: the whole batch written as if no charge repeated one stored before or in the
+    // batch; false, with nothing written, when one did (SettleBatch.cpp).
+    bool settleSqliteAsNew(QList<Settlement> &batch, qint64 now);
     // settleSqlite's writes, the rows already marked Duplicate left out.
     void writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, qint64 now);
     // A statement prepared once per connection, keyed by the address of its text (which must
