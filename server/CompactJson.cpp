@@ -1,5 +1,6 @@
 #include "CompactJson.h"
 
+#include <algorithm>
 #include <charconv>
 #include <QCborArray>
 #include <QCborMap>
@@ -82,69 +83,84 @@ public:
 
     void string(const QString &s)
     {
-        // At most six bytes a UTF-16 unit (\u00XX), plus the quotes.
-        const qsizetype at = m_out.size();
-        m_out.resize(at + 6 * s.size() + 2);
-        char *o = m_out.data() + at;
-        *o++ = '"';
         const char16_t *p = reinterpret_cast<const char16_t *>(s.constData());
         const char16_t *const end = p + s.size();
+        qsizetype at = m_out.size();
+        m_out.append('"');
+        ++at;
+        // Room for the worst case, six bytes a UTF-16 unit (\u00XX), made a slice at a time so
+        // that a long string does not take six times its size at once.
         while (p != end) {
-            const char16_t u = *p++;
-            if (u < 0x80) {
-                if (u >= 0x20 && u != '"' && u != '\\') {
-                    *o++ = char(u);
-                    continue;
-                }
-                *o++ = '\\';
-                switch (u) {
-                case '"':
-                    *o++ = '"';
-                    break;
-                case '\\':
-                    *o++ = '\\';
-                    break;
-                case 0x8:
-                    *o++ = 'b';
-                    break;
-                case 0xc:
-                    *o++ = 'f';
-                    break;
-                case 0xa:
-                    *o++ = 'n';
-                    break;
-                case 0xd:
-                    *o++ = 'r';
-                    break;
-                case 0x9:
-                    *o++ = 't';
-                    break;
-                default:
-                    o = escape(o, u);
-                }
-            } else if (u < 0x800) {
-                *o++ = char(0xc0 | (u >> 6));
-                *o++ = char(0x80 | (u & 0x3f));
-            } else if (!QChar::isSurrogate(u)) {
-                *o++ = char(0xe0 | (u >> 12));
-                *o++ = char(0x80 | ((u >> 6) & 0x3f));
-                *o++ = char(0x80 | (u & 0x3f));
-            } else if (QChar::isHighSurrogate(u) && p != end && QChar::isLowSurrogate(*p)) {
-                const char32_t c = QChar::surrogateToUcs4(u, *p++);
-                *o++ = char(0xf0 | (c >> 18));
-                *o++ = char(0x80 | ((c >> 12) & 0x3f));
-                *o++ = char(0x80 | ((c >> 6) & 0x3f));
-                *o++ = char(0x80 | (c & 0x3f));
-            } else {
-                *o++ = '\\'; // not valid UTF-16: the unit itself, escaped
-                o = escape(o, u);
-            }
+            const char16_t *const stop = p + std::min<qsizetype>(end - p, kSlice);
+            m_out.resize(at + 6 * (stop - p) + 6); // + 6: a pair may end one unit past stop
+            char *const begin = m_out.data() + at;
+            char *o = begin;
+            while (p < stop)
+                o = unit(o, p, end);
+            at += o - begin;
         }
-        *o++ = '"';
-        m_out.resize(o - m_out.constData());
+        m_out.resize(at);
+        m_out.append('"');
     }
 
 private:
+    static constexpr qsizetype kSlice = 4096;
+
+    // Writes the unit at p (with the next one, for a surrogate pair) and moves p past them.
+    static char *unit(char *o, const char16_t *&p, const char16_t *end)
+    {
+        const char16_t u = *p++;
+        if (u < 0x80) {
+            if (u >= 0x20 && u != '"' && u != '\\') {
+                *o++ = char(u);
+                return o;
+            }
+            *o++ = '\\';
+            switch (u) {
+            case '"':
+                *o++ = '"';
+                break;
+            case '\\':
+                *o++ = '\\';
+                break;
+            case 0x8:
+                *o++ = 'b';
+                break;
+            case 0xc:
+                *o++ = 'f';
+                break;
+            case 0xa:
+                *o++ = 'n';
+                break;
+            case 0xd:
+                *o++ = 'r';
+                break;
+            case 0x9:
+                *o++ = 't';
+                break;
+            default:
+                o = escape(o, u);
+            }
+        } else if (u < 0x800) {
+            *o++ = char(0xc0 | (u >> 6));
+            *o++ = char(0x80 | (u & 0x3f));
+        } else if (!QChar::isSurrogate(u)) {
+            *o++ = char(0xe0 | (u >> 12));
+            *o++ = char(0x80 | ((u >> 6) & 0x3f));
+            *o++ = char(0x80 | (u & 0x3f));
+        } else if (QChar::isHighSurrogate(u) && p != end && QChar::isLowSurrogate(*p)) {
+            const char32_t c = QChar::surrogateToUcs4(u, *p++);
+            *o++ = char(0xf0 | (c >> 18));
+            *o++ = char(0x80 | ((c >> 12) & 0x3f));
+            *o++ = char(0x80 | ((c >> 6) & 0x3f));
+            *o++ = char(0x80 | (c & 0x3f));
+        } else {
+            *o++ = '\\'; // not valid UTF-16: the unit itself, escaped
+            o = escape(o, u);
+        }
+        return o;
+    }
+
     // "uXXXX" after a backslash, in lower-case hex as Qt writes it.
     static char *escape(char *o, char16_t u)
     {

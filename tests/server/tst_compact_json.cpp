@@ -143,6 +143,10 @@ private slots:
             {"high then a", QString(QChar(char16_t(0xdbff))) + u'a'},
             {"low", QString(QChar(char16_t(0xdc00))) + u'b'},
             {"reversed", QString(QChar(char16_t(0xdc00))) + QChar(char16_t(0xd800)) + u'c'}};
+        // Longer than the writer's slices (4,096 units), with a pair across their edge.
+        QTest::newRow("long") << QJsonObject{
+            {"s", QString(4095, u'a') + QStringLiteral("\U0001F600") + QString(5000, u'\u00e9') +
+                      QString(3000, u'"') + QChar(char16_t(0xd800))}};
         QTest::newRow("parsed") << QJsonDocument::fromJson(R"({"a":[1,2.5,"x",{"b":null}],
                                        "c":1e400,"d":-0,"e":1.0,"f":100000000000000000000})")
                                        .object();
