@@ -69,50 +69,68 @@ private:
 // bigint: numeric would reach Qt as a double. The result: 'c' a charge made, 'u' a usage
 // record stored, 'd' an earlier charge of the same request id. A charge with neither 'c' nor
 // 'd', or a record without a charge and without 'u', had no account.
+//
+// Without lookup (settleNewText), the same with no dup: every charge is taken for new, and the
+// ledger's unique index (ledger_once) refuses the statement when one is not (settlePostgres).
+QByteArray settleTextOf(bool lookup)
+{
+    QByteArray arrays, names = UsageColumns::names();
+    const UsageRecord none;
+    UsageColumns::forEach(none, [&](const UsageColumns::Column &c, const auto &) {
+        arrays += QByteArray(", ?::") + c.pgType + "[]";
+    });
+    const QByteArray dup =
+        lookup ? "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, "
+                 "l.reason, l.request_id, l.created_ms FROM ledger l WHERE l.kind = 'charge' AND "
+                 "l.request_id <> '' AND l.request_id IN (SELECT request_id FROM rows WHERE cost "
+                 "> 0 AND request_id <> '')), "
+               : "";
+    const QByteArray notDup =
+        lookup ? " AND NOT EXISTS (SELECT 1 FROM dup WHERE dup.request_id = r.request_id)" : "";
+    const QByteArray dupRows = lookup ? " UNION ALL SELECT 'd', NULL, id, account_id, amount, "
+                                        "balance_after, reason, request_id, created_ms FROM dup"
+                                      : "";
+    return "WITH rows AS MATERIALIZED (SELECT * FROM unnest(?::int[]" + arrays + ") AS r(ord, " +
+           names + ")), " + dup +
+           "fresh AS MATERIALIZED (SELECT r.ord, r.account_id, r.cost, r.endpoint, "
+           "r.request_id, (sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY "
+           "r.ord))::bigint AS upto FROM rows r WHERE r.cost > 0" +
+           notDup +
+           "), "
+           "locked AS MATERIALIZED (SELECT a.id FROM accounts a WHERE a.id IN (SELECT "
+           "account_id FROM fresh) ORDER BY a.id FOR NO KEY UPDATE), "
+           "upd AS (UPDATE accounts a SET balance = a.balance - t.total FROM (SELECT "
+           "f.account_id, sum(f.cost)::bigint AS total FROM fresh f JOIN locked k ON k.id = "
+           "f.account_id GROUP BY f.account_id) t WHERE a.id = t.account_id RETURNING a.id, "
+           "a.balance + t.total AS before), "
+           "charged AS MATERIALIZED (SELECT nextval('ledger_id_seq') AS id, c.* FROM (SELECT "
+           "f.ord, f.account_id, f.cost, u.before - f.upto AS balance_after, f.endpoint, "
+           "f.request_id FROM fresh f JOIN upd u ON u.id = f.account_id ORDER BY f.ord) c), "
+           "ledger_rows AS (INSERT INTO ledger (id, account_id, kind, amount, balance_after, "
+           "reason, request_id, created_ms) SELECT id, account_id, 'charge', -cost, "
+           "balance_after, endpoint, request_id, ? FROM charged), "
+           "stored AS MATERIALIZED (SELECT nextval('usage_records_id_seq') AS id, s.* FROM "
+           "(SELECT * FROM rows r WHERE r.ord IN (SELECT ord FROM charged) OR (r.cost <= 0 "
+           "AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = r.account_id)) ORDER BY r.ord) "
+           "s), "
+           "usage_rows AS (INSERT INTO usage_records (id, " +
+           names + ") SELECT id, " + names +
+           " FROM stored) "
+           "SELECT 'c', ord, id, account_id, -cost, balance_after, NULL::text, NULL::text, "
+           "NULL::bigint FROM charged "
+           "UNION ALL SELECT 'u', ord, id, NULL, NULL, NULL, NULL, NULL, NULL FROM stored" +
+           dupRows;
+}
+
 const QByteArray &settleText()
 {
-    static const QByteArray text = [] {
-        QByteArray arrays, names = UsageColumns::names();
-        const UsageRecord none;
-        UsageColumns::forEach(none, [&](const UsageColumns::Column &c, const auto &) {
-            arrays += QByteArray(", ?::") + c.pgType + "[]";
-        });
-        return "WITH rows AS MATERIALIZED (SELECT * FROM unnest(?::int[]" + arrays +
-               ") AS r(ord, " + names +
-               ")), "
-               "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, "
-               "l.reason, l.request_id, l.created_ms FROM ledger l WHERE l.kind = 'charge' AND "
-               "l.request_id <> '' AND l.request_id IN (SELECT request_id FROM rows WHERE cost > "
-               "0 AND request_id <> '')), "
-               "fresh AS MATERIALIZED (SELECT r.ord, r.account_id, r.cost, r.endpoint, "
-               "r.request_id, (sum(r.cost) OVER (PARTITION BY r.account_id ORDER BY "
-               "r.ord))::bigint AS upto FROM rows r WHERE r.cost > 0 AND NOT EXISTS (SELECT 1 "
-               "FROM dup WHERE dup.request_id = r.request_id)), "
-               "locked AS MATERIALIZED (SELECT a.id FROM accounts a WHERE a.id IN (SELECT "
-               "account_id FROM fresh) ORDER BY a.id FOR NO KEY UPDATE), "
-               "upd AS (UPDATE accounts a SET balance = a.balance - t.total FROM (SELECT "
-               "f.account_id, sum(f.cost)::bigint AS total FROM fresh f JOIN locked k ON k.id = "
-               "f.account_id GROUP BY f.account_id) t WHERE a.id = t.account_id RETURNING a.id, "
-               "a.balance + t.total AS before), "
-               "charged AS MATERIALIZED (SELECT nextval('ledger_id_seq') AS id, c.* FROM (SELECT "
-               "f.ord, f.account_id, f.cost, u.before - f.upto AS balance_after, f.endpoint, "
-               "f.request_id FROM fresh f JOIN upd u ON u.id = f.account_id ORDER BY f.ord) c), "
-               "ledger_rows AS (INSERT INTO ledger (id, account_id, kind, amount, balance_after, "
-               "reason, request_id, created_ms) SELECT id, account_id, 'charge', -cost, "
-               "balance_after, endpoint, request_id, ? FROM charged), "
-               "stored AS MATERIALIZED (SELECT nextval('usage_records_id_seq') AS id, s.* FROM "
-               "(SELECT * FROM rows r WHERE r.ord IN (SELECT ord FROM charged) OR (r.cost <= 0 "
-               "AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = r.account_id)) ORDER BY r.ord) "
-               "s), "
-               "usage_rows AS (INSERT INTO usage_records (id, " +
-               names + ") SELECT id, " + names +
-               " FROM stored) "
-               "SELECT 'c', ord, id, account_id, -cost, balance_after, NULL::text, NULL::text, "
-               "NULL::bigint FROM charged "
-               "UNION ALL SELECT 'u', ord, id, NULL, NULL, NULL, NULL, NULL, NULL FROM stored "
-               "UNION ALL SELECT 'd', NULL, id, account_id, amount, balance_after, reason, "
-               "request_id, created_ms FROM dup";
-    }();
+    static const QByteArray text = settleTextOf(true);
+    return text;
+}
+
+const QByteArray &settleNewText()
+{
+    static const QByteArray text = settleTextOf(false);
     return text;
 }
 
@@ -200,14 +218,47 @@ void bindArrays(QSqlQuery &q, const QList<Store::Settlement> &batch, const QList
 void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
                            const QHash<QString, qsizetype> &firstCharge, qint64 now)
 {
-    const bool one = rows.size() == 1;
-    QSqlQuery &q = prepared(one ? settleOneText().constData() : settleText().constData());
-    if (one)
-        bindOne(q, batch[rows.first()].usage, rows.first(), now);
-    else
-        bindArrays(q, batch, rows, now);
-    if (!q.exec())
-        throw StoreError(q.lastError().text().toStdString());
+    const auto run = [this](const char *sql) {
+        QSqlQuery t(m_db);
+        if (!t.exec(QString::fromLatin1(sql)))
+            throw StoreError(t.lastError().text().toStdString());
+    };
+    QSqlQuery *statement = nullptr;
+    if (rows.size() == 1) {
+        statement = &prepared(settleOneText().constData());
+        bindOne(*statement, batch[rows.first()].usage, rows.first(), now);
+        if (!statement->exec())
+            throw StoreError(statement->lastError().text().toStdString());
+    } else {
+        // A batch is first settled as if no charge had been stored before: a charge settled
+        // again is rare, and looking every request id up was a share of each statement. When
+        // the ledger's unique index refuses one (unique_violation, 23505), the statement has
+        // done nothing and the batch runs again with the lookup. Inside a transaction a refused
+        // statement would abort it, so a savepoint guards the attempt there.
+        const bool mayRepeat = !firstCharge.isEmpty();
+        const bool guard = mayRepeat && m_inTransaction;
+        statement = &prepared(settleNewText().constData());
+        bindArrays(*statement, batch, rows, now);
+        if (guard)
+            run("SAVEPOINT settle");
+        if (statement->exec()) {
+            if (guard)
+                run("RELEASE SAVEPOINT settle");
+        } else if (mayRepeat &&
+                   statement->lastError().nativeErrorCode() == QLatin1String("23505")) {
+            if (guard) {
+                run("ROLLBACK TO SAVEPOINT settle");
+                run("RELEASE SAVEPOINT settle");
+            }
+            statement = &prepared(settleText().constData());
+            bindArrays(*statement, batch, rows, now);
+            if (!statement->exec())
+                throw StoreError(statement->lastError().text().toStdString());
+        } else {
+            throw StoreError(statement->lastError().text().toStdString());
+        }
+    }
+    QSqlQuery &q = *statement;
 
     QList<bool> settled(batch.size(), false);
     while (q.next()) {
@@ -269,6 +320,7 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
     m_pgSettled += rows.size();
     if (std::bit_width(quint64(m_pgSettled / 1000)) > std::bit_width(quint64(before / 1000))) {
         m_prepared.remove(settleText().constData());
+        m_prepared.remove(settleNewText().constData());
         m_prepared.remove(settleOneText().constData());
     }
 }

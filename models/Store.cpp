@@ -136,12 +136,15 @@ void Store::transaction(const std::function<void()> &body)
     QSqlQuery q(m_db);
     if (!q.exec(isPostgres() ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN IMMEDIATE")))
         throw StoreError(q.lastError().text().toStdString());
+    m_inTransaction = true;
     try {
         body();
     } catch (...) {
+        m_inTransaction = false;
         q.exec(QStringLiteral("ROLLBACK"));
         throw;
     }
+    m_inTransaction = false;
     if (!q.exec(QStringLiteral("COMMIT")))
         throw StoreError(q.lastError().text().toStdString());
 }

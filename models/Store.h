@@ -113,8 +113,9 @@ public:
     // after the duplicate checks when the ledger's unique index refuses a charge repeated
     // (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
     // atomic without a transaction (DbWorker::Commit::Alone). Inside the caller's transaction
-    // if any; throws StoreError when a statement fails, and then the caller must roll back
-    // whatever the batch wrote.
+    // if any (on PostgreSQL only transaction()'s, which it knows of: a statement refused there
+    // aborts the transaction unless a savepoint guards it); throws StoreError when a statement
+    // fails, and then the caller must roll back whatever the batch wrote.
     void settleBatch(QList<Settlement> &batch);
     // Frees what the connection keeps only for speed, all of it made again on use: SQLite's
     // page cache (up to 2 MB) and settleBatch's statements (about 1.5 MB once batches of 256
@@ -161,5 +162,8 @@ private:
     // PostgreSQL: rows settled on this connection; settlePostgres prepares its statement again
     // as they double (SettleBatchPostgres.cpp).
     qint64 m_pgSettled = 0;
+    // Inside transaction(): settlePostgres then guards a statement that may be refused with a
+    // savepoint, since a failed statement aborts the transaction around it.
+    bool m_inTransaction = false;
     qint64 m_defaultAccount = 0;
 };

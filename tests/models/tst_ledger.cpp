@@ -174,6 +174,71 @@ private slots:
     // repeated within the batch), cost-free records and an unknown account. The "alone" rows
     // settle the same 300 as batches of one each (PostgreSQL's one-row statement): the same
     // outcomes, a repeat then found among the rows stored before.
+    // The writer settles what queued up behind a busy job as one batch; one of its charges was
+    // settled before, so the batch is refused as written and settled again with the lookup
+    // (SettleBatch.cpp, SettleBatchPostgres.cpp): the repeat alone is a duplicate.
+    void repeatedChargeInAWriterBatch_data() { addBackendRows(); }
+    void repeatedChargeInAWriterBatch()
+    {
+        SY_OPEN_DB(t);
+        DatabaseService db(t.config());
+        db.start();
+        grant(db, 100'000);
+        UsageRecord u;
+        u.accountId = db.defaultAccountId();
+        u.endpoint = "/v1/batch";
+        u.cost = 3;
+        u.status = 200;
+        u.requestId = "settled-before";
+        {
+            std::latch done(1);
+            db.settle(nullptr, u, [&](const DbResult<ChargeResult> &) { done.count_down(); });
+            done.wait();
+        }
+        std::latch held(1), release(1);
+        db.write<bool>(
+            nullptr,
+            [&](Store &) {
+                held.count_down();
+                release.wait();
+                return true;
+            },
+            [](const DbResult<bool> &) {});
+        held.wait();
+        const quint64 batchesBefore = db.writerBatches();
+        constexpr int kCount = 40, kRepeat = 25;
+        std::vector<ChargeResult::Status> status(kCount);
+        std::vector<QString> errors(kCount);
+        std::latch settled(kCount);
+        for (int i = 0; i < kCount; ++i) {
+            u.requestId =
+                i == kRepeat ? QStringLiteral("settled-before") : QStringLiteral("batch-%1").arg(i);
+            db.settle(nullptr, u, [&, i](const DbResult<ChargeResult> &r) {
+                status[size_t(i)] = r.value.status;
+                errors[size_t(i)] = r.error;
+                settled.count_down();
+            });
+        }
+        release.count_down();
+        settled.wait();
+        // The held job's batch, then one for all the settlements.
+        QCOMPARE(db.writerBatches() - batchesBefore, quint64(1));
+        for (int i = 0; i < kCount; ++i) {
+            QVERIFY2(errors[size_t(i)].isEmpty(), qPrintable(errors[size_t(i)]));
+            QCOMPARE(status[size_t(i)], i == kRepeat ? ChargeResult::Status::Duplicate
+                                                     : ChargeResult::Status::Committed);
+        }
+        db.stop();
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        Store s(conn, t.config().kind());
+        QCOMPARE(s.balance(s.defaultAccountId()), qint64(100'000 - 3 * kCount));
+        QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
+        UsageQuery q;
+        q.accountId = s.defaultAccountId();
+        q.limit = 100;
+        QCOMPARE(s.usage(q).records.size(), kCount); // the repeat stores no usage record
+    }
+
     void settleBatchMatchesOneByOne_data()
     {
         QTest::addColumn<QString>("backend");
