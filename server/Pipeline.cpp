@@ -316,10 +316,11 @@ void Pipeline::noteCharge(const ChargeResult &charge)
 void Pipeline::appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers)
 {
     const QByteArray id = ctx->requestId().toLatin1();
-    headers->append({"X-Request-Id", id});
+    // Literals, so that the names are not allocated for every answer.
+    headers->append({QByteArrayLiteral("X-Request-Id"), id});
     // The messages protocol's clients read their request id from request-id.
     if (ctx->errorStyle() == ErrorStyle::Messages)
-        headers->append({"request-id", id});
+        headers->append({QByteArrayLiteral("request-id"), id});
     headers->append(ctx->m_rateHeaders);
 }
 

@@ -74,7 +74,7 @@ void RequestContext::respondJson(int status, const QJsonValue &body, HttpHeaders
         bytes = CompactJson::encode(body.toObject());
     else if (body.isArray())
         bytes = CompactJson::encode(body.toArray());
-    respondRaw(status, "application/json", bytes, std::move(extra));
+    respondRaw(status, QByteArrayLiteral("application/json"), bytes, std::move(extra));
 }
 
 void RequestContext::respondRaw(int status, const QByteArray &contentType, const QByteArray &body,
@@ -83,7 +83,7 @@ void RequestContext::respondRaw(int status, const QByteArray &contentType, const
     if (m_answered)
         return;
     m_answered = true;
-    extra.prepend({"Content-Type", contentType});
+    extra.prepend({QByteArrayLiteral("Content-Type"), contentType});
     m_pipeline.complete(shared_from_this(), status, std::move(extra), body);
 }
 

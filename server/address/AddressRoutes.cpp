@@ -54,7 +54,7 @@ QList<RouteSpec> addressRoutes(QObject *parent, const AddressEngine &engine, qin
                 return [ctx, bytes = CompactJson::encode(r.body), billable = r.billable, price] {
                     if (billable)
                         ctx->usage().cost = price;
-                    ctx->respondRaw(200, "application/json", bytes);
+                    ctx->respondRaw(200, QByteArrayLiteral("application/json"), bytes);
                 };
             });
         };

@@ -2,6 +2,7 @@
 #include "Secrets.h"
 
 #include <limits>
+#include <QCryptographicHash>
 #include <QTest>
 
 class TestMoney : public QObject
@@ -88,6 +89,13 @@ private slots:
         QCOMPARE(Secrets::displayPrefix(a), a.left(9) + QStringLiteral("..."));
         QCOMPARE(Secrets::hash(a).size(), 64);
         QVERIFY(Secrets::hash(a) != Secrets::hash(b));
+        // Stored hashes must keep matching: SHA-256 of the UTF-8, in lower-case hex (FIPS
+        // 180-2's "abc"), for an ASCII secret, a non-ASCII one and one past 256 characters.
+        QCOMPARE(Secrets::hash(u"abc"),
+                 QByteArray("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        for (const QString &s : {QStringLiteral("sk-\u00e9\U0001F600x"), QString(300, u'k'), a})
+            QCOMPARE(Secrets::hash(s),
+                     QCryptographicHash::hash(s.toUtf8(), QCryptographicHash::Sha256).toHex());
         QVERIFY(Secrets::constantTimeEquals("abc", "abc"));
         QVERIFY(!Secrets::constantTimeEquals("abc", "abd"));
         QVERIFY(!Secrets::constantTimeEquals("abc", "abcd"));
