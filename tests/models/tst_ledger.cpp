@@ -168,12 +168,6 @@ private slots:
         return false;
     }
 
-    // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the
-    // same balances after each entry, the same usage records, ids matching their rows, for a
-    // batch that crosses every multi-row statement size, with duplicates (stored earlier and
-    // repeated within the batch), cost-free records and an unknown account. The "alone" rows
-    // settle the same 300 as batches of one each (PostgreSQL's one-row statement): the same
-    // outcomes, a repeat then found among the rows stored before.
     // The writer settles what queued up behind a busy job as one batch; one of its charges was
     // settled before, so the batch is refused as written and settled again with the lookup
     // (SettleBatch.cpp, SettleBatchPostgres.cpp): the repeat alone is a duplicate.
@@ -239,6 +233,12 @@ private slots:
         QCOMPARE(s.usage(q).records.size(), kCount); // the repeat stores no usage record
     }
 
+    // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the
+    // same balances after each entry, the same usage records, ids matching their rows, for a
+    // batch that crosses every multi-row statement size, with duplicates (stored earlier and
+    // repeated within the batch), cost-free records and an unknown account. The "alone" rows
+    // settle the same 300 as batches of one each (PostgreSQL's one-row statement): the same
+    // outcomes, a repeat then found among the rows stored before.
     void settleBatchMatchesOneByOne_data()
     {
         QTest::addColumn<QString>("backend");
