@@ -214,12 +214,20 @@ void execute(SqliteStatements &cache, const char *sql)
 void Store::settleBatch(QList<Settlement> &batch)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    for (Settlement &s : batch) {
-        s.charge = {};
-        s.error.clear();
+    // What each settlement reports, cleared before every attempt.
+    const auto clearOutcomes = [&batch] {
+        for (Settlement &s : batch) {
+            s.charge = {};
+            s.error.clear();
+            s.usage.id = 0;
+        }
+    };
+    clearOutcomes();
+    if (!isPostgres()) {
+        if (settleSqliteAsNew(batch, now))
+            return;
+        clearOutcomes();
     }
-    if (!isPostgres() && settleSqliteAsNew(batch, now))
-        return;
     // A charge repeated within the batch is stored once: the repeats report the first's entry.
     QList<qsizetype> duplicateOf(batch.size(), -1);
     QList<qsizetype> rows; // the rest, in batch order
@@ -268,11 +276,6 @@ bool Store::settleSqliteAsNew(QList<Settlement> &batch, qint64 now)
     } catch (const DuplicateKey &) {
         execute(cache, "ROLLBACK TO settle");
         execute(cache, "RELEASE settle");
-        for (Settlement &s : batch) {
-            s.charge = {};
-            s.error.clear();
-            s.usage.id = 0;
-        }
         return false;
     }
 }

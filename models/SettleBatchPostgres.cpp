@@ -227,8 +227,7 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
     if (rows.size() == 1) {
         statement = &prepared(settleOneText().constData());
         bindOne(*statement, batch[rows.first()].usage, rows.first(), now);
-        if (!statement->exec())
-            throw StoreError(statement->lastError().text().toStdString());
+        exec(*statement);
     } else {
         // A batch is first settled as if no charge had been stored before: a charge settled
         // again is rare, and looking every request id up was a share of each statement. When
@@ -252,8 +251,7 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
             }
             statement = &prepared(settleText().constData());
             bindArrays(*statement, batch, rows, now);
-            if (!statement->exec())
-                throw StoreError(statement->lastError().text().toStdString());
+            exec(*statement);
         } else {
             throw StoreError(statement->lastError().text().toStdString());
         }

@@ -110,7 +110,7 @@ public:
     // insertUsage for each item in order would (a duplicate charge stores no usage record), in
     // a few statements per batch rather than several per item: on SQLite one balance update
     // per account and multi-row inserts of the ledger entries and usage records, written again
-    // after the duplicate checks when the ledger's unique index refuses a charge repeated
+    // after the duplicate checks when the ledger's unique index refuses a repeated charge
     // (models/SettleBatch.cpp); on PostgreSQL all of it in one statement, which is
     // atomic without a transaction (DbWorker::Commit::Alone). Inside the caller's transaction
     // if any (on PostgreSQL only transaction()'s, which it knows of: a statement refused there
@@ -145,7 +145,8 @@ private:
     void settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &rows,
                         const QHash<QString, qsizetype> &firstCharge, qint64 now);
     // SQLite: the whole batch written as if no charge repeated one stored before or in the
-    // batch; false, with nothing written, when one did (SettleBatch.cpp).
+    // batch; false, with nothing written (the outcomes to be cleared), when one did
+    // (SettleBatch.cpp).
     bool settleSqliteAsNew(QList<Settlement> &batch, qint64 now);
     // settleSqlite's writes, the rows already marked Duplicate left out.
     void writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, qint64 now);

@@ -85,9 +85,8 @@ public:
     {
         const char16_t *p = reinterpret_cast<const char16_t *>(s.constData());
         const char16_t *const end = p + s.size();
-        qsizetype at = m_out.size();
         m_out.append('"');
-        ++at;
+        qsizetype at = m_out.size();
         // Room for the worst case, six bytes a UTF-16 unit (\u00XX), made a slice at a time so
         // that a long string does not take six times its size at once.
         while (p != end) {
