@@ -3,18 +3,27 @@
 #include <QObject>
 #include <QTimer>
 
-// Gives memory freed after a burst back to the system. glibc keeps freed chunks in its arenas
-// (one per thread that allocated, up to eight per core) and returns to the system only what
-// lies at the top of a heap: after 1,000 streams had ended, or an overload had passed, the
-// server's RSS stayed where the burst had taken it. Both programs cap the arenas at four before
-// any thread starts (limitArenas) and keep a MemoryTrimmer, which calls malloc_trim(0) every
-// intervalMs from the thread it lives on (a few milliseconds at most, for a heap of a few
-// hundred megabytes; tests/bench/README.md has the figures). Four, not two: with two, the server
-// thread, the address workers and the writer waited on each other's arena locks (futex calls
-// inside malloc and free), and billed requests under wrk went about a fifth slower; the memory
-// after a burst was the same with either.
+// The programs' allocator, and memory freed after a burst given back to the system.
+//
+// Both programs allocate through jemalloc (SWITCHYARD_JEMALLOC, on by default). Under wrk, in
+// pairs of runs of the same code linked both ways (tests/bench/paired-builds.sh), jemalloc
+// answered a median 4.5-7.5% more billed address requests, with 3-6 µs less of the server's CPU
+// per request, and GET /healthz about the same; malloc and free had been about a tenth of the
+// server thread, and the address workers and the writer free blocks the server thread
+// allocated (tests/bench/README.md, "The charge path").
+//
+// Either allocator keeps freed memory for reuse: after 1,000 streams had ended, or an overload
+// had passed, the server's RSS stayed where the burst had taken it. A MemoryTrimmer gives it
+// back every intervalMs from the thread it lives on (release()): jemalloc purges every arena's
+// unused pages, glibc's malloc_trim(0) those of its heaps (a few milliseconds at most, for a
+// heap of a few hundred megabytes). With glibc, prepare() caps the arenas at four: with two,
+// the server thread, the address workers and the writer waited on each other's arena locks, and
+// billed requests under wrk went about a fifth slower. jemalloc's options are fixed when it
+// starts (malloc_conf in MemoryTrim.cpp).
 namespace MemoryTrim {
-void limitArenas();
+void prepare();  // before any thread starts
+void release();  // gives unused memory back to the system; any thread
+bool jemalloc(); // whether the program allocates through jemalloc
 } // namespace MemoryTrim
 
 class MemoryTrimmer : public QObject

@@ -10,7 +10,7 @@
 
 int main(int argc, char *argv[])
 {
-    MemoryTrim::limitArenas(); // before any thread starts
+    MemoryTrim::prepare(); // before any thread starts
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("switchyard"));
     QApplication::setApplicationDisplayName(QStringLiteral("Switchyard"));

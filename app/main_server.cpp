@@ -5,7 +5,7 @@
 
 int main(int argc, char *argv[])
 {
-    MemoryTrim::limitArenas(); // before any thread starts
+    MemoryTrim::prepare(); // before any thread starts
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("switchyard"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SWITCHYARD_VERSION));

@@ -29,6 +29,8 @@ packages=(
     libqt6sql6-sqlite libqt6sql6-psql qt6-qpa-plugins
     # SQLite's own API for the writer's settlements (the library QSQLITE loads)
     libsqlite3-dev
+    # the programs' allocator (app/MemoryTrim.h; -DSWITCHYARD_JEMALLOC=OFF builds without)
+    libjemalloc-dev
     # upstream calls: libcurl, and the CA certificates TLS checks them against
     libcurl4-openssl-dev ca-certificates curl
     # the PostgreSQL store for shared deployments (and its test rows)

@@ -187,13 +187,13 @@ ok "Version: $VERSION"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 log "Depends: $DEPENDS"
 for dep in libqt6sql6-sqlite libqt6sql6-psql adduser ca-certificates libqt6core6 libqt6network6 libqt6sql6 \
-    pocketsphinx-en-us libflite1 libespeak-ng1 libavformat59 libswresample4; do
+    pocketsphinx-en-us libflite1 libespeak-ng1 libavformat59 libswresample4 libjemalloc2; do
     grep -qE "(^|, )$dep( |,|$)" <<<"$DEPENDS" || fail "Depends lacks $dep (shlibdeps or the hand-written list)"
 done
 if [ "$GUI" = 1 ]; then
     grep -qE "(^|, )libqt6widgets6( |,|$)" <<<"$DEPENDS" || fail "Depends lacks libqt6widgets6 (GUI build)"
 fi
-ok "Depends has the Qt libraries (shlibdeps), both SQL drivers, adduser, ca-certificates and the audio engines with the recognizer's model"
+ok "Depends has the Qt libraries (shlibdeps), both SQL drivers, adduser, ca-certificates, the audio engines with the recognizer's model and jemalloc"
 CONTROL=$(dpkg-deb -I "$DEB")
 for script in postinst prerm postrm; do
     grep -qE "^ +[0-9]+ bytes, +[0-9]+ lines +\* +$script( |$)" <<<"$CONTROL" ||

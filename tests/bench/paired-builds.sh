@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# paired-builds.sh BUILD_A BUILD_B [--rounds N] [--duration S] [--connections C] [--pg URL]
+#                  [--endpoint healthz|transfer-coord|extract-phone|division-code]
+#
+# Two builds against each other under wrk, in pairs: a throwaway switchyard-server of each
+# (SQLite in a temporary directory each, or --pg URL: a new database each, made there and
+# dropped on exit), both started before the first round. Each round runs wrk (2 threads,
+# --connections, default 256, --duration seconds, default 5) on A and on B, one after the other
+# (A first in odd rounds, B first in even ones), on --endpoint (default extract-phone; the
+# bodies of billed-bodies.sh, or GET /healthz). It prints each round's requests per second,
+# each server's CPU per request (all its threads, /proc/PID/task/*/stat) and B's rate over A's,
+# then the median and spread of that ratio over the --rounds (default 8).
+#
+# Why pairs: on a small shared machine the rate of one build moves by a third from one minute to
+# the next, while two runs a few seconds apart move together; a ratio of neighbours is what
+# reruns reproduce. Each server's database grows as it answers, the same for both. Everything
+# binds 127.0.0.1; the servers, their data and wrk stop on exit. Needs wrk and curl (and psql
+# with --pg).
+set -euo pipefail
+export LC_ALL=C
+
+say() { printf '[paired-builds] %s\n' "$*" >&2; }
+die() {
+    printf '[paired-builds] ERROR: %s\n' "$*" >&2
+    exit 1
+}
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/wait-listen.sh"   # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY
+
+[ $# -ge 2 ] || die "usage: paired-builds.sh BUILD_A BUILD_B [--rounds N] [--duration S] [--connections C] [--pg URL] [--endpoint E]"
+BUILDS=("$1" "$2")
+shift 2
+ROUNDS=8
+DURATION=5
+CONNECTIONS=256
+PG_URL=""
+ENDPOINT=extract-phone
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --rounds) ROUNDS=${2:?}; shift 2 ;;
+        --duration) DURATION=${2:?}; shift 2 ;;
+        --connections) CONNECTIONS=${2:?}; shift 2 ;;
+        --pg) PG_URL=${2:?}; shift 2 ;;
+        --endpoint) ENDPOINT=${2:?}; shift 2 ;;
+        -h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
+        *) die "unknown argument $1" ;;
+    esac
+done
+[ "$ENDPOINT" = healthz ] || [ -n "${BILLED_BODY[$ENDPOINT]:-}" ] ||
+    die "--endpoint: healthz or one of ${BILLED_ENDPOINTS[*]}"
+command -v wrk >/dev/null || die "wrk is not installed"
+command -v curl >/dev/null || die "curl is not installed"
+[ -z "$PG_URL" ] || command -v psql >/dev/null || die "psql is not installed"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/switchyard-paired.XXXXXX")
+PIDS=()
+DATABASES=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do
+        for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null || true
+    done
+    wait 2>/dev/null || true
+    for d in "${DATABASES[@]}"; do
+        psql -q "$PG_URL" -c "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1 || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ulimit -n 20000 2>/dev/null || true
+
+# start NAME BUILD: a server with a funded key; writes WORK/NAME/{pid,url,billed.lua}
+start() {
+    local dir=$WORK/$1 server where key url db
+    server=$(cd "$2" && pwd)/app/switchyard-server
+    [ -x "$server" ] || die "$server not found (build the switchyard-server target)"
+    mkdir -p "$dir/data"
+    if [ -n "$PG_URL" ]; then
+        db=switchyard_paired_${1,,}_$$
+        psql -q "$PG_URL" -c "CREATE DATABASE $db" >/dev/null || die "cannot create database $db"
+        DATABASES+=("$db")
+        where=(--database "${PG_URL%/*}/$db")
+    else
+        where=(--data-dir "$dir/data")
+    fi
+    key=$(timeout 60 env -u SWITCHYARD_DATABASE "$server" keys create --name paired "${where[@]}" \
+        </dev/null 2>"$dir/keys.err") || { cat "$dir/keys.err" >&2; die "$1: keys create failed"; }
+    timeout 60 env -u SWITCHYARD_DATABASE "$server" credits grant --amount 1000000000 "${where[@]}" \
+        </dev/null >/dev/null 2>&1 || die "$1: credits grant failed"
+    echo '{"rate_limits":{"default":{"chat":0,"default":0}}}' >"$dir/config.json"
+    env -u SWITCHYARD_DATABASE "$server" serve --listen 127.0.0.1:0 "${where[@]}" \
+        --config "$dir/config.json" </dev/null >"$dir/server.log" 2>&1 &
+    PIDS+=($!)
+    echo $! >"$dir/pid"
+    url=$(wait_listen "$dir/server.log" "$!" "server $1")
+    echo "$url" >"$dir/url"
+    if [ "$ENDPOINT" != healthz ]; then
+        cat >"$dir/billed.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '${BILLED_BODY[$ENDPOINT]}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $key"
+LUA
+        local code
+        code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $key" \
+            -H 'Content-Type: application/json' --data "${BILLED_BODY[$ENDPOINT]}" "$url/v1/address/$ENDPOINT")
+        [ "$code" = 200 ] || die "$1: billed $ENDPOINT answered $code"
+    fi
+    say "$1: $2, server $(cat "$dir/pid") on $url"
+}
+
+ticks() { cat /proc/"$1"/task/*/stat 2>/dev/null | awk '{s += $14 + $15} END {print s + 0}'; }
+# measure NAME: one wrk; prints "rps us_per_request"
+measure() {
+    local dir=$WORK/$1 pid before after out rps
+    pid=$(cat "$dir/pid")
+    before=$(ticks "$pid")
+    if [ "$ENDPOINT" = healthz ]; then
+        out=$(timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "$(cat "$dir/url")/healthz" 2>&1)
+    else
+        out=$(timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s "$dir/billed.lua" \
+            "$(cat "$dir/url")/v1/address/$ENDPOINT" 2>&1)
+    fi || die "wrk failed: $out"
+    after=$(ticks "$pid")
+    if echo "$out" | grep -q "Non-2xx"; then die "$1: wrk saw answers other than 2xx: $out"; fi
+    rps=$(echo "$out" | awk '/^Requests\/sec:/ {print $2}')
+    awk -v r="$rps" -v d="$DURATION" -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" \
+        'BEGIN {printf "%.0f %.1f\n", r, t / hz * 1e6 / (r * d)}'
+}
+
+start A "${BUILDS[0]}"
+start B "${BUILDS[1]}"
+say "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of ${DURATION}s on $ENDPOINT"
+
+echo "# A: ${BUILDS[0]}, B: ${BUILDS[1]}; wrk -t2 -c$CONNECTIONS -d${DURATION}s on $ENDPOINT$([ -n "$PG_URL" ] && echo ', PostgreSQL' || echo ', SQLite')"
+echo
+echo "| round | A req/s | A CPU µs/req | B req/s | B CPU µs/req | B / A |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then
+        a=$(measure A)
+        b=$(measure B)
+    else
+        b=$(measure B)
+        a=$(measure A)
+    fi
+    echo "$round $a $b" | awk '{printf "| %d | %s | %s | %s | %s | %.3f |\n", $1, $2, $3, $4, $5, $4 / $2}' |
+        tee -a "$WORK/rounds"
+done
+echo
+awk -F'|' '{print $7 + 0, $4 + 0, $6 + 0}' "$WORK/rounds" | sort -n | awk '
+    {r[NR] = $1; a += $2; b += $3}
+    END {
+        printf "B / A: median %.3f (%.3f-%.3f) over %d rounds; CPU per request, mean: A %.1f µs, B %.1f µs\n",
+            r[int((NR + 1) / 2)], r[1], r[NR], NR, a / NR, b / NR
+    }'
