@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # paired-builds.sh BUILD_A BUILD_B [--rounds N] [--duration S] [--connections C] [--pg URL]
 #                  [--endpoint healthz|transfer-coord|extract-phone|division-code]
+#                  [--env-a NAME=VALUE]... [--env-b NAME=VALUE]...
 #
 # Two builds against each other under wrk, in pairs: a throwaway switchyard-server of each
 # (SQLite in a temporary directory each, or --pg URL: a new database each, made there and
@@ -9,7 +10,9 @@
 # (A first in odd rounds, B first in even ones), on --endpoint (default extract-phone; the
 # bodies of billed-bodies.sh, or GET /healthz). It prints each round's requests per second,
 # each server's CPU per request (all its threads, /proc/PID/task/*/stat) and B's rate over A's,
-# then the median and spread of that ratio over the --rounds (default 8).
+# then the median and spread of that ratio over the --rounds (default 8). --env-a and --env-b
+# add to one server's environment (MALLOC_CONF=..., say), so that BUILD_A and BUILD_B may be the
+# same build.
 #
 # Why pairs: on a small shared machine the rate of one build moves by a third from one minute to
 # the next, while two runs a few seconds apart move together; a ratio of neighbours is what
@@ -37,6 +40,8 @@ DURATION=5
 CONNECTIONS=256
 PG_URL=""
 ENDPOINT=extract-phone
+ENV_A=()
+ENV_B=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS=${2:?}; shift 2 ;;
@@ -44,6 +49,8 @@ while [ $# -gt 0 ]; do
         --connections) CONNECTIONS=${2:?}; shift 2 ;;
         --pg) PG_URL=${2:?}; shift 2 ;;
         --endpoint) ENDPOINT=${2:?}; shift 2 ;;
+        --env-a) ENV_A+=("${2:?}"); shift 2 ;;
+        --env-b) ENV_B+=("${2:?}"); shift 2 ;;
         -h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
         *) die "unknown argument $1" ;;
     esac
@@ -73,9 +80,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 ulimit -n 20000 2>/dev/null || true
 
-# start NAME BUILD: a server with a funded key; writes WORK/NAME/{pid,url,billed.lua}
+# start NAME BUILD [NAME=VALUE...]: a server with a funded key and that environment; writes
+# WORK/NAME/{pid,url,billed.lua}
 start() {
     local dir=$WORK/$1 server where key url db
+    local extra=("${@:3}")
     server=$(cd "$2" && pwd)/app/switchyard-server
     [ -x "$server" ] || die "$server not found (build the switchyard-server target)"
     mkdir -p "$dir/data"
@@ -92,7 +101,7 @@ start() {
     timeout 60 env -u SWITCHYARD_DATABASE "$server" credits grant --amount 1000000000 "${where[@]}" \
         </dev/null >/dev/null 2>&1 || die "$1: credits grant failed"
     echo '{"rate_limits":{"default":{"chat":0,"default":0}}}' >"$dir/config.json"
-    env -u SWITCHYARD_DATABASE "$server" serve --listen 127.0.0.1:0 "${where[@]}" \
+    env -u SWITCHYARD_DATABASE "${extra[@]}" "$server" serve --listen 127.0.0.1:0 "${where[@]}" \
         --config "$dir/config.json" </dev/null >"$dir/server.log" 2>&1 &
     PIDS+=($!)
     echo $! >"$dir/pid"
@@ -110,7 +119,7 @@ LUA
             -H 'Content-Type: application/json' --data "${BILLED_BODY[$ENDPOINT]}" "$url/v1/address/$ENDPOINT")
         [ "$code" = 200 ] || die "$1: billed $ENDPOINT answered $code"
     fi
-    say "$1: $2, server $(cat "$dir/pid") on $url"
+    say "$1: $2${extra[*]:+ with ${extra[*]}}, server $(cat "$dir/pid") on $url"
 }
 
 ticks() { cat /proc/"$1"/task/*/stat 2>/dev/null | awk '{s += $14 + $15} END {print s + 0}'; }
@@ -132,11 +141,11 @@ measure() {
         'BEGIN {printf "%.0f %.1f\n", r, t / hz * 1e6 / (r * d)}'
 }
 
-start A "${BUILDS[0]}"
-start B "${BUILDS[1]}"
+start A "${BUILDS[0]}" "${ENV_A[@]}"
+start B "${BUILDS[1]}" "${ENV_B[@]}"
 say "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of ${DURATION}s on $ENDPOINT"
 
-echo "# A: ${BUILDS[0]}, B: ${BUILDS[1]}; wrk -t2 -c$CONNECTIONS -d${DURATION}s on $ENDPOINT$([ -n "$PG_URL" ] && echo ', PostgreSQL' || echo ', SQLite')"
+echo "# A: ${BUILDS[0]} ${ENV_A[*]}, B: ${BUILDS[1]} ${ENV_B[*]}; wrk -t2 -c$CONNECTIONS -d${DURATION}s on $ENDPOINT$([ -n "$PG_URL" ] && echo ', PostgreSQL' || echo ', SQLite')"
 echo
 echo "| round | A req/s | A CPU µs/req | B req/s | B CPU µs/req | B / A |"
 echo "|---:|---:|---:|---:|---:|---:|"
