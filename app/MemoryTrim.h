@@ -7,10 +7,10 @@
 //
 // Both programs allocate through jemalloc (SWITCHYARD_JEMALLOC, on by default). Under wrk, in
 // pairs of runs of the same code linked both ways (tests/bench/paired-builds.sh), jemalloc
-// answered a median 4.5-7.5% more billed address requests, with 3-6 µs less of the server's CPU
-// per request, and GET /healthz about the same; malloc and free had been about a tenth of the
-// server thread, and the address workers and the writer free blocks the server thread
-// allocated (tests/bench/README.md, "The charge path").
+// answered a median 0.6-9.5% more billed address requests, with 1.7-3.2 µs less of the
+// server's CPU per request, and GET /healthz about the same; malloc and free had been about a
+// tenth of the server thread, and the address workers and the writer free blocks the server
+// thread allocated (tests/bench/README.md, "The charge path").
 //
 // Either allocator keeps freed memory for reuse: after 1,000 streams had ended, or an overload
 // had passed, the server's RSS stayed where the burst had taken it. A MemoryTrimmer gives it
