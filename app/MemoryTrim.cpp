@@ -1,11 +1,7 @@
 #include "MemoryTrim.h"
 
-#include <malloc.h>
-
 #ifdef SWITCHYARD_JEMALLOC
 #include <jemalloc/jemalloc.h>
-
-#include <cstdio>
 
 // Read by jemalloc when it starts. No time-based decay: it purges from whichever thread is
 // allocating, the server thread included, and at concurrency 1 it added about 0.13 ms to a
@@ -13,6 +9,8 @@
 // instead. A purge frees them at once (MADV_DONTNEED), not as muzzy pages (MADV_FREE), which
 // would still count in the RSS until the kernel needs them.
 const char *malloc_conf = "dirty_decay_ms:-1,muzzy_decay_ms:0"; // declared by jemalloc.h
+#else
+#include <malloc.h>
 #endif
 
 void MemoryTrim::prepare()
@@ -25,9 +23,7 @@ void MemoryTrim::prepare()
 void MemoryTrim::release()
 {
 #ifdef SWITCHYARD_JEMALLOC
-    char name[64];
-    std::snprintf(name, sizeof name, "arena.%u.purge", unsigned(MALLCTL_ARENAS_ALL));
-    mallctl(name, nullptr, nullptr, nullptr, 0);
+    mallctl("arena." QT_STRINGIFY(MALLCTL_ARENAS_ALL) ".purge", nullptr, nullptr, nullptr, 0);
 #else
     malloc_trim(0);
 #endif

@@ -577,12 +577,7 @@ if want switchyard && [ "${AVAIL[switchyard]:-0}" = 1 ]; then
             'BEGIN {if (a > b) printf "%.1f", a - b; else print "0.0"}')
         R[switchyard.tp_healthz]=$(wrk_rps /healthz)
         for e in "${BILLED_ENDPOINTS[@]}"; do
-            cat >"$WORK/wrk-$e.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '${BILLED_BODY[$e]}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $SY_KEY"
-LUA
+            billed_wrk_script "$WORK/wrk-$e.lua" "$e" "$SY_KEY"
             R[switchyard.tp_$e]=$(wrk_rps "/v1/address/$e" "$WORK/wrk-$e.lua")
         done
     else

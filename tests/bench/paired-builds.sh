@@ -108,12 +108,7 @@ start() {
     url=$(wait_listen "$dir/server.log" "$!" "server $1")
     echo "$url" >"$dir/url"
     if [ "$ENDPOINT" != healthz ]; then
-        cat >"$dir/billed.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '${BILLED_BODY[$ENDPOINT]}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $key"
-LUA
+        billed_wrk_script "$dir/billed.lua" "$ENDPOINT" "$key"
         local code
         code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $key" \
             -H 'Content-Type: application/json' --data "${BILLED_BODY[$ENDPOINT]}" "$url/v1/address/$ENDPOINT")

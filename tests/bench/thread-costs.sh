@@ -77,12 +77,7 @@ env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${WHERE[@]}" \
     --config "$WORK/config.json" </dev/null >"$WORK/server.log" 2>&1 &
 SP=$!
 URL=$(wait_listen "$WORK/server.log" "$SP" "the server")
-cat >"$WORK/billed.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '$BODY'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $KEY"
-LUA
+billed_wrk_script "$WORK/billed.lua" "$ENDPOINT" "$KEY"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $KEY" \
     -H 'Content-Type: application/json' --data "$BODY" "$URL/v1/address/$ENDPOINT")
 [ "$code" = 200 ] || die "billed $ENDPOINT answered $code"
