@@ -79,18 +79,53 @@ void DatabaseService::applyLedger(QObject *context, qint64 accountId, const QStr
         });
 }
 
+DatabaseService::SettlementTicket::SettlementTicket(std::shared_ptr<std::atomic<int>> count)
+    : m_count(std::move(count))
+{
+    m_count->fetch_add(1, std::memory_order_relaxed);
+}
+
+DatabaseService::SettlementTicket &
+DatabaseService::SettlementTicket::operator=(SettlementTicket &&other) noexcept
+{
+    if (this != &other) {
+        release();
+        m_count = std::move(other.m_count);
+    }
+    return *this;
+}
+
+void DatabaseService::SettlementTicket::release()
+{
+    if (m_count) {
+        m_count->fetch_sub(1, std::memory_order_relaxed);
+        m_count.reset();
+    }
+}
+
+DatabaseService::SettlementTicket DatabaseService::expectSettlement()
+{
+    return SettlementTicket(m_expected);
+}
+
 void DatabaseService::settle(QObject *context, UsageRecord record,
-                             std::function<void(DbResult<ChargeResult>)> done)
+                             std::function<void(DbResult<ChargeResult>)> done,
+                             SettlementTicket ticket)
 {
     if (!record.time.isValid()) // the announced record carries the stored time
         record.time = QDateTime::currentDateTimeUtc();
     bool post = false;
+    bool wake = false;
     {
         std::lock_guard lock(m_settleMutex);
         m_settlements.push_back(
             PendingSettlement{std::move(record), context, context != nullptr, std::move(done)});
+        ticket.release(); // with the push, so that the writer never sees neither
         post = !std::exchange(m_settleQueued, true);
+        wake = m_gathering;
     }
+    if (wake)
+        m_gathered.notify_one();
     if (post)
         postSettlements();
 }
@@ -104,7 +139,8 @@ void DatabaseService::postSettlements()
         [this, taken, results](Store &store) {
             bool more = false;
             {
-                std::lock_guard lock(m_settleMutex);
+                std::unique_lock lock(m_settleMutex);
+                gather(lock);
                 const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
                 taken->assign(std::make_move_iterator(m_settlements.begin()),
                               std::make_move_iterator(m_settlements.begin() + n));
@@ -129,6 +165,22 @@ void DatabaseService::postSettlements()
             finishSettlements(*taken, *results, error);
         },
         DbWorker::Commit::Alone); // one statement on PostgreSQL
+}
+
+void DatabaseService::gather(std::unique_lock<std::mutex> &lock)
+{
+    // On the writer thread. Settlements still expected join this batch if they come within
+    // the gather time; the wait ends early when none is expected any more.
+    const auto waitFor = [this] {
+        return m_settlements.size() < kGatherBelow &&
+               m_expected->load(std::memory_order_relaxed) > 0;
+    };
+    if (m_gatherTime.count() <= 0 || !waitFor())
+        return;
+    const auto until = std::chrono::steady_clock::now() + m_gatherTime;
+    m_gathering = true;
+    m_gathered.wait_until(lock, until, [&] { return !waitFor(); });
+    m_gathering = false;
 }
 
 void DatabaseService::settleOne(PendingSettlement pending)
@@ -207,9 +259,9 @@ void DatabaseService::finishSettlements(std::vector<PendingSettlement> &taken,
     }
 }
 
-void DatabaseService::recordUsage(UsageRecord record)
+void DatabaseService::recordUsage(UsageRecord record, SettlementTicket ticket)
 {
-    settle(nullptr, std::move(record), nullptr);
+    settle(nullptr, std::move(record), nullptr, std::move(ticket));
 }
 
 void DatabaseService::touchApiKey(qint64 id)

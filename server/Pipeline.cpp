@@ -168,6 +168,7 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
             return;
         }
         id = Identity{AuthMode::ApiKey, key->accountId, key->id, 0, key->tier, {}};
+        ctx->m_settlement = m_db.expectSettlement();
     } else {
         const auto *token = std::get_if<ControlTokenRecord>(&record);
         if (!token) {
@@ -282,28 +283,31 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
     if (metered && u.cost > 0 && status < 400) {
         // Billed: the charge and usage record commit before the answer leaves.
         u.latencyMs = int(ctx->elapsedMs());
-        m_db.settle(this, u, [this, ctx, status, headers, body](const DbResult<ChargeResult> &r) {
-            if (!r.ok()) {
-                qWarning("settlement of %s failed: %s", qPrintable(ctx->requestId()),
-                         qPrintable(r.error));
-                write(ctx, 503,
-                      {{"Content-Type", "application/json"},
-                       {"X-Request-Id", ctx->requestId().toLatin1()}},
-                      ErrorEnvelope::body(ctx->errorStyle(), 503,
-                                          QStringLiteral("Billing could not be recorded; the "
-                                                         "request was not charged.")));
-                return;
-            }
-            noteCharge(r.value);
-            write(ctx, status, headers, body);
-        });
+        m_db.settle(
+            this, u,
+            [this, ctx, status, headers, body](const DbResult<ChargeResult> &r) {
+                if (!r.ok()) {
+                    qWarning("settlement of %s failed: %s", qPrintable(ctx->requestId()),
+                             qPrintable(r.error));
+                    write(ctx, 503,
+                          {{"Content-Type", "application/json"},
+                           {"X-Request-Id", ctx->requestId().toLatin1()}},
+                          ErrorEnvelope::body(ctx->errorStyle(), 503,
+                                              QStringLiteral("Billing could not be recorded; the "
+                                                             "request was not charged.")));
+                    return;
+                }
+                noteCharge(r.value);
+                write(ctx, status, headers, body);
+            },
+            std::move(ctx->m_settlement));
         return;
     }
     write(ctx, status, std::move(headers), body);
     if (metered) {
         u.cost = 0;
         u.latencyMs = int(ctx->elapsedMs());
-        m_db.recordUsage(u);
+        m_db.recordUsage(u, std::move(ctx->m_settlement));
     }
 }
 
@@ -385,25 +389,28 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
     };
     if (metered && u.cost > 0) {
         // The stream's last event leaves only once its charge and usage record are committed.
-        m_db.settle(this, u, [this, ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
-            if (!r.ok()) {
-                qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
-                         qPrintable(r.error));
-                if (failedTail.isEmpty()) {
-                    // No error event to end with (a binary stream): the client must not take
-                    // an unbilled answer for a whole one.
-                    ctx->exchange()->abortConnection();
+        m_db.settle(
+            this, u,
+            [this, ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
+                if (!r.ok()) {
+                    qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
+                             qPrintable(r.error));
+                    if (failedTail.isEmpty()) {
+                        // No error event to end with (a binary stream): the client must not take
+                        // an unbilled answer for a whole one.
+                        ctx->exchange()->abortConnection();
+                        return;
+                    }
+                    end(failedTail);
                     return;
                 }
-                end(failedTail);
-                return;
-            }
-            noteCharge(r.value);
-            end(tail);
-        });
+                noteCharge(r.value);
+                end(tail);
+            },
+            std::move(ctx->m_settlement));
         return;
     }
     end(tail);
     if (metered)
-        m_db.recordUsage(u);
+        m_db.recordUsage(u, std::move(ctx->m_settlement));
 }

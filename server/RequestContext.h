@@ -1,5 +1,6 @@
 #pragma once
 
+#include "DatabaseService.h"
 #include "ErrorEnvelope.h"
 #include "http/HttpExchange.h"
 #include "Records.h"
@@ -92,5 +93,8 @@ private:
     UsageRecord m_usage;
     HttpHeaders m_rateHeaders;
     qint64 m_reserved = 0;
+    // Taken when an API key is accepted (every such request settles or records usage), handed
+    // over with the record; dropped with the context if it ends without one.
+    DatabaseService::SettlementTicket m_settlement;
     bool m_answered = false;
 };

@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QSemaphore>
 #include <QSet>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -231,6 +232,70 @@ private slots:
         q.accountId = s.defaultAccountId();
         q.limit = 100;
         QCOMPARE(s.usage(q).records.size(), kCount); // the repeat stores no usage record
+    }
+
+    // A settlement still expected (a ticket out) holds the writer's batch until it comes, up to
+    // the gather time, and then both commit together; with none expected nothing waits.
+    void expectedSettlementsShareACommit_data() { addBackendRows(); }
+    void expectedSettlementsShareACommit()
+    {
+        SY_OPEN_DB(t);
+        DatabaseService db(t.config());
+        db.setGatherTime(std::chrono::seconds(60)); // far beyond what the test may take
+        db.start();
+        grant(db, 100'000);
+        UsageRecord u;
+        u.accountId = db.defaultAccountId();
+        u.endpoint = "/v1/gather";
+        u.cost = 3;
+        u.status = 200;
+        QSemaphore settled;
+        const auto done = [&](const DbResult<ChargeResult> &r) {
+            QVERIFY2(r.ok(), qPrintable(r.error));
+            settled.release();
+        };
+        QElapsedTimer clock;
+        clock.start();
+
+        // None expected: it commits at once.
+        u.requestId = "alone";
+        db.settle(nullptr, u, done);
+        QVERIFY(settled.tryAcquire(1, 20'000));
+
+        // One expected: the first waits for it, then one batch takes both.
+        DatabaseService::SettlementTicket ticket = db.expectSettlement();
+        QCOMPARE(db.expectedSettlements(), 1);
+        const quint64 before = db.writerBatches();
+        u.requestId = "first";
+        db.settle(nullptr, u, done);
+        QVERIFY(!settled.tryAcquire(1, 300)); // without the wait it took a millisecond
+        u.requestId = "expected";
+        db.settle(nullptr, u, done, std::move(ticket));
+        QVERIFY(!ticket);
+        QVERIFY(settled.tryAcquire(2, 20'000));
+        QCOMPARE(db.writerBatches() - before, quint64(1));
+        QCOMPARE(db.expectedSettlements(), 0);
+
+        // A ticket moved counts once; one dropped is no longer expected.
+        {
+            DatabaseService::SettlementTicket a = db.expectSettlement();
+            DatabaseService::SettlementTicket b = std::move(a);
+            DatabaseService::SettlementTicket c = db.expectSettlement();
+            QCOMPARE(db.expectedSettlements(), 2);
+            c = std::move(b);
+            QCOMPARE(db.expectedSettlements(), 1);
+        }
+        QCOMPARE(db.expectedSettlements(), 0);
+        u.requestId = "after-drop";
+        db.settle(nullptr, u, done);
+        QVERIFY(settled.tryAcquire(1, 20'000));
+        // Every wait ended early: the gather time is a minute.
+        QVERIFY2(clock.elapsed() < 50'000, qPrintable(QString::number(clock.elapsed())));
+        db.stop();
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        Store s(conn, t.config().kind());
+        QCOMPARE(s.balance(s.defaultAccountId()), qint64(100'000 - 4 * 3));
+        QCOMPARE(s.ledgerSum(s.defaultAccountId()), s.balance(s.defaultAccountId()));
     }
 
     // Store::settleBatch against the one-by-one statements it replaces: the same ledger, the

@@ -294,6 +294,46 @@ private slots:
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), qint64(1500 - 125));
     }
 
+    // Every request with an accepted API key takes a settlement ticket (the writer waits for
+    // those still expected, DatabaseService::expectSettlement) and gives it back however it ends:
+    // billed, refused for credits, failed, or left by its client midway. One kept would make
+    // every later batch wait out the gather time. (An unbilled request's record, and its
+    // ticket, go to the writer just after its answer: hence QTRY.)
+    void settlementTicketsComeBack_data() { addBackendRows(); }
+    void settlementTicketsComeBack()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("tickets");
+        HttpClient c = f.client();
+        using H = QList<QPair<QByteArray, QByteArray>>;
+        const H auth{{"Authorization", "Bearer " + key}};
+        DatabaseService &db = f.service();
+        QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 10})").status, 402);
+        QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 5'000);
+        f.grant(100'000);
+        QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 10})").status, 200);
+        QCOMPARE(c.request("POST", "/v1/test/bill", auth, "{not json").status, 400);
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"Authorization", "Bearer sk-wrong"}},
+                           R"({"cost": 10})")
+                     .status,
+                 401);
+        QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 5'000);
+
+        // Held while the request is in progress, back once its client has gone and it ended.
+        {
+            HttpClient leaving = f.client();
+            const QByteArray body = R"({"cost": 1, "delay_ms": 300})";
+            leaving.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
+                            "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
+                            body);
+            QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 1, 5'000);
+            leaving.socket().abort();
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 10'000);
+        QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 5'000);
+    }
+
     void usageEndpoint_data() { addBackendRows(); }
     void usageEndpoint()
     {
