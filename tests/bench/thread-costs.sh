@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # thread-costs.sh BUILD_DIR [--runs N] [--duration S] [--connections C] [--pg URL]
-#                  [--endpoint transfer-coord|extract-phone|division-code]
+#                  [--endpoint transfer-coord|extract-phone|division-code] [--rate R]
 #
 # Where a billed request's CPU goes, thread by thread. Starts a throwaway switchyard-server
 # (SQLite in a temporary directory, or --pg URL: a throwaway PostgreSQL database), then for each
 # run: wrk on GET /healthz, then wrk on the billed POST /v1/address/--endpoint (default
 # transfer-coord; the bodies gateway-bench.sh sends, billed-bodies.sh), each --duration seconds
 # (default 5) with --connections (default 256) on 2 threads. Around each wrk it reads
-# every server thread's CPU time (/proc/PID/task/*/stat, user + system) and prints it divided by
-# the requests answered: microseconds of each thread per request. --runs (default 3) rounds,
-# each printed, then the medians. The server, its data and wrk stop on exit; everything binds
-# 127.0.0.1. Needs wrk and curl. About 15 s a run.
+# every server thread's CPU time (/proc/PID/task/*/stat, user + system) and the bytes it wrote
+# (/proc/PID/task/*/io, wchar: the writer's are the WAL's frames on SQLite) and prints them
+# divided by the requests answered: microseconds and bytes of each thread per request. --runs
+# (default 3) rounds, each printed, then the medians.
+#
+# --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
+# load generator of gateway-bench.sh, after 0.5 s of warm-up), for the costs at a rate the
+# server keeps up with rather than at saturation; the table then gives the p50 and p99 from the
+# scheduled send times instead of the billed share of /healthz.
+#
+# The server, its data and the load stop on exit; everything binds 127.0.0.1. Needs wrk (or
+# gateway_load with --rate) and curl. About 15 s a run.
 set -euo pipefail
 export LC_ALL=C # sort and join agree
 
@@ -30,6 +38,7 @@ DURATION=5
 CONNECTIONS=256
 PG_URL=""
 ENDPOINT=transfer-coord
+RATE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) RUNS=${2:?}; shift 2 ;;
@@ -37,6 +46,7 @@ while [ $# -gt 0 ]; do
         --connections) CONNECTIONS=${2:?}; shift 2 ;;
         --pg) PG_URL=${2:?}; shift 2 ;;
         --endpoint) ENDPOINT=${2:?}; shift 2 ;;
+        --rate) RATE=${2:?}; shift 2 ;;
         -h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [ -z "$BUILD" ] || die "one BUILD_DIR only"; BUILD=$1; shift ;;
@@ -46,11 +56,17 @@ done
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "--runs: a positive integer"
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "--duration: whole seconds"
 [[ "$CONNECTIONS" =~ ^[1-9][0-9]*$ ]] || die "--connections: a positive integer"
+[ -z "$RATE" ] || [[ "$RATE" =~ ^[1-9][0-9]*$ ]] || die "--rate: requests a second, a positive integer"
 [ -n "${BILLED_BODY[$ENDPOINT]+set}" ] || die "--endpoint: one of ${BILLED_ENDPOINTS[*]}"
 BODY=${BILLED_BODY[$ENDPOINT]}
 SERVER=$(cd "$BUILD" && pwd)/app/switchyard-server
 [ -x "$SERVER" ] || die "$SERVER not found (build the switchyard-server target)"
-command -v wrk >/dev/null || die "wrk is not installed"
+if [ -n "$RATE" ]; then
+    LOAD=$(cd "$BUILD" && pwd)/tests/bench/gateway_load
+    [ -x "$LOAD" ] || die "$LOAD not found (build the gateway_load target)"
+else
+    command -v wrk >/dev/null || die "wrk is not installed"
+fi
 command -v curl >/dev/null || die "curl is not installed"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/switchyard-threads.XXXXXX")
@@ -78,41 +94,76 @@ env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${WHERE[@]}" \
 SP=$!
 URL=$(wait_listen "$WORK/server.log" "$SP" "the server")
 billed_wrk_script "$WORK/billed.lua" "$ENDPOINT" "$KEY"
+printf '%s' "$BODY" >"$WORK/billed.json"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $KEY" \
     -H 'Content-Type: application/json' --data "$BODY" "$URL/v1/address/$ENDPOINT")
 [ "$code" = 200 ] || die "billed $ENDPOINT answered $code"
 say "server $SP on $URL ($([ -n "$PG_URL" ] && echo PostgreSQL || echo SQLite)); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ticks=$(getconf CLK_TCK)
-# CPU ticks by thread name (threads of one name summed, spaces as _)
+# Per thread name (threads of one name summed, spaces as _): CPU ticks and bytes written.
 snapshot() {
     for t in /proc/"$SP"/task/*; do
-        printf '%s %s\n' "$(tr ' ' _ <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)"
-    done | awk '{a[$1] += $2} END {for (k in a) print k, a[k]}' | sort
+        printf '%s %s %s\n' "$(tr ' ' _ <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)" \
+            "$(awk '$1 == "wchar:" {print $2}' "$t/io" 2>/dev/null || echo 0)"
+    done | awk '{a[$1] += $2; w[$1] += $3} END {for (k in a) print k, a[k], w[k]}' | sort
 }
-# measure NAME PATH [LUA]: one wrk; prints "NAME rps" then "NAME thread us/request" lines
+# load NAME PATH: one wrk or gateway_load run; prints "NAME rps R" (and with --rate "NAME p50
+# US" and "NAME p99 US"), and leaves the requests answered in $ANSWERED
+load() {
+    local out
+    if [ -z "$RATE" ]; then
+        local lua=()
+        [ "$1" = healthz ] || lua=(-s "$WORK/billed.lua")
+        out=$(timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "${lua[@]}" "$URL$2" 2>&1) ||
+            die "wrk failed: $out"
+        if echo "$out" | grep -q "Non-2xx"; then die "$1: wrk saw answers other than 2xx: $out"; fi
+        local rps
+        rps=$(echo "$out" | awk '/^Requests\/sec:/ {print $2}')
+        ANSWERED=$(awk -v r="$rps" -v d="$DURATION" 'BEGIN {printf "%.0f", r * d}')
+        echo "$1 rps $rps"
+        return
+    fi
+    local how=(--get)
+    [ "$1" = healthz ] || how=(-H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+        --body-file "$WORK/billed.json")
+    out=$(timeout $((DURATION + 30)) "$LOAD" rate "$URL$2" "${how[@]}" --rate "$RATE" \
+        --duration "$DURATION" --warmup-s 0.5 2>>"$WORK/load.log") || die "gateway_load failed: $out"
+    local errors
+    errors=$(echo "$out" | tr ' ' '\n' | awk -F= '$1 == "errors" || $1 == "non200" {n += $2} END {print n + 0}')
+    [ "$errors" = 0 ] || die "$1: $errors requests failed or answered other than 200: $out"
+    ANSWERED=$(echo "$out" | tr ' ' '\n' | awk -F= '$1 == "ok" {print $2}')
+    echo "$out" | tr ' ' '\n' | awk -F= -v n="$1" -v d="$DURATION" '
+        $1 == "ok" {printf "%s rps %.0f\n", n, $2 / d}
+        $1 == "p50_us" || $1 == "p99_us" {printf "%s %s %s\n", n, substr($1, 1, 3), $2}'
+}
+# measure NAME PATH: prints what load prints, then "NAME thread us/request" and "NAME
+# written:thread bytes/request" lines (the latter from 16 bytes a request: eventfd wake-ups
+# write 8 bytes each, sockets are not counted)
 measure() {
-    local before after out rps
+    local before after
     before=$(snapshot)
-    out=$(timeout $((DURATION + 30)) wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" ${3:+-s "$3"} "$URL$2" 2>&1) ||
-        die "wrk failed: $out"
+    load "$1" "$2"
     after=$(snapshot)
-    if echo "$out" | grep -q "Non-2xx"; then die "$1: wrk saw answers other than 2xx: $out"; fi
-    rps=$(echo "$out" | awk '/^Requests\/sec:/ {print $2}')
-    echo "$1 rps $rps"
-    join <(echo "$before") <(echo "$after") | awk -v n="$1" -v r="$rps" -v d="$DURATION" -v hz="$ticks" \
-        '$3 > $2 {printf "%s %s %.1f\n", n, $1, ($3 - $2) / hz * 1e6 / (r * d)}'
+    join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" '
+        $4 > $2 {printf "%s %s %.1f\n", n, $1, ($4 - $2) / hz * 1e6 / a}
+        ($5 - $3) / a >= 16 {printf "%s written:%s %.0f\n", n, $1, ($5 - $3) / a}'
 }
 
 for run in $(seq 1 "$RUNS"); do
     measure healthz /healthz >>"$WORK/all"
-    measure billed "/v1/address/$ENDPOINT" "$WORK/billed.lua" >>"$WORK/all"
+    measure billed "/v1/address/$ENDPOINT" >>"$WORK/all"
     awk '$2 == "rps" {r[$1] = $3} END {printf "ratio share %.3f\n", r["billed"] / r["healthz"]}' \
         <(grep " rps " "$WORK/all" | tail -n 2) >>"$WORK/all"
     say "run $run of $RUNS: $(grep -c . "$WORK/all") figures so far"
 done
 
-echo "# Server threads' CPU per request (us), wrk -t2 -c$CONNECTIONS -d${DURATION}s, medians of $RUNS (spread)"
+if [ -n "$RATE" ]; then
+    HOW="an open loop at $RATE req/s for ${DURATION}s (gateway_load)"
+else
+    HOW="wrk -t2 -c$CONNECTIONS -d${DURATION}s"
+fi
+echo "# Server threads' CPU (us) and bytes written per request, $HOW, medians of $RUNS (spread)"
 echo
 echo "| what | GET /healthz | billed $ENDPOINT |"
 echo "|---|---:|---:|"
@@ -128,8 +179,12 @@ awk '
             name = order[i]
             if (name == "share")
                 continue
-            label = (name == "rps") ? "requests/s" : "thread " name
+            if (name == "rps") label = "requests/s"
+            else if (name == "p50" || name == "p99") label = name " (us, from the scheduled send)"
+            else if (name ~ /^written:/) label = "bytes written by " substr(name, 9)
+            else label = "thread " name
             printf "| %s | %s | %s |\n", label, med(v["healthz" SUBSEP name]), med(v["billed" SUBSEP name])
         }
-        printf "| billed / healthz | | %s |\n", med(v["ratio" SUBSEP "share"])
-    }' "$WORK/all"
+        if (!rate)
+            printf "| billed / healthz | | %s |\n", med(v["ratio" SUBSEP "share"])
+    }' rate="$RATE" "$WORK/all"
