@@ -120,7 +120,7 @@ void DatabaseService::settle(QObject *context, UsageRecord record,
         std::lock_guard lock(m_settleMutex);
         m_settlements.push_back(
             PendingSettlement{std::move(record), context, context != nullptr, std::move(done)});
-        ticket.release(); // with the push, so that the writer never sees neither
+        ticket.release(); // under the lock: the writer sees it queued or expected, never neither
         post = !std::exchange(m_settleQueued, true);
         wake = m_gathering;
     }
@@ -170,7 +170,8 @@ void DatabaseService::postSettlements()
 void DatabaseService::gather(std::unique_lock<std::mutex> &lock)
 {
     // On the writer thread. Settlements still expected join this batch if they come within
-    // the gather time; the wait ends early when none is expected any more.
+    // the gather time; the wait ends when one comes and none is expected any more (a ticket
+    // dropped without one wakes nobody: the wait then runs its course).
     const auto waitFor = [this] {
         return m_settlements.size() < kGatherBelow &&
                m_expected->load(std::memory_order_relaxed) > 0;

@@ -85,7 +85,7 @@ public:
         std::shared_ptr<std::atomic<int>> m_count;
     };
     // While tickets are out, a batch of fewer than kGatherBelow settlements waits up to the
-    // gather time for more before it commits, and stops waiting once no ticket is left: at
+    // gather time for more before it commits, and stops waiting when the last one comes: at
     // moderate rates most commits held one settlement, and the writer's commit costs about the
     // same for one as for twenty (8 pages of WAL, 30 KB, and two wake-ups: 97 us of the writer
     // per billed request at 5,000 req/s against 6 under wrk; tests/bench/README.md, the
