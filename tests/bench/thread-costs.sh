@@ -145,6 +145,7 @@ measure() {
     before=$(snapshot)
     load "$1" "$2"
     after=$(snapshot)
+    [ "${ANSWERED:-0}" -gt 0 ] || die "$1: no request answered"
     join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" '
         $4 > $2 {printf "%s %s %.1f\n", n, $1, ($4 - $2) / hz * 1e6 / a}
         ($5 - $3) / a >= 16 {printf "%s written:%s %.0f\n", n, $1, ($5 - $3) / a}'
