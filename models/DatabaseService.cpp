@@ -79,31 +79,7 @@ void DatabaseService::applyLedger(QObject *context, qint64 accountId, const QStr
         });
 }
 
-DatabaseService::SettlementTicket::SettlementTicket(std::shared_ptr<std::atomic<int>> count)
-    : m_count(std::move(count))
-{
-    m_count->fetch_add(1, std::memory_order_relaxed);
-}
-
-DatabaseService::SettlementTicket &
-DatabaseService::SettlementTicket::operator=(SettlementTicket &&other) noexcept
-{
-    if (this != &other) {
-        release();
-        m_count = std::move(other.m_count);
-    }
-    return *this;
-}
-
-void DatabaseService::SettlementTicket::release()
-{
-    if (m_count) {
-        m_count->fetch_sub(1, std::memory_order_relaxed);
-        m_count.reset();
-    }
-}
-
-DatabaseService::SettlementTicket DatabaseService::expectSettlement()
+SettlementTicket DatabaseService::expectSettlement()
 {
     return SettlementTicket(m_expected);
 }

@@ -5,6 +5,7 @@
 #include "DbWorker.h"
 #include "Migrations.h"
 #include "Records.h"
+#include "SettlementTicket.h"
 #include "Store.h"
 
 #include <atomic>
@@ -66,31 +67,13 @@ public:
     void applyLedger(QObject *context, qint64 accountId, const QString &kind, qint64 amount,
                      const QString &reason, const QString &requestId, qint64 floor,
                      std::function<void(DbResult<ChargeResult>)> done);
-    // A settlement on its way: taken when a metered request begins, handed to settle() or
-    // recordUsage() with its record, or dropped (destroyed) if the request ends without one.
-    // Any thread; movable, not copyable.
-    class SettlementTicket
-    {
-    public:
-        SettlementTicket() = default;
-        SettlementTicket(SettlementTicket &&other) noexcept : m_count(std::move(other.m_count)) {}
-        SettlementTicket &operator=(SettlementTicket &&other) noexcept;
-        ~SettlementTicket() { release(); }
-        explicit operator bool() const { return bool(m_count); }
-
-    private:
-        friend class DatabaseService;
-        explicit SettlementTicket(std::shared_ptr<std::atomic<int>> count);
-        void release();
-        std::shared_ptr<std::atomic<int>> m_count;
-    };
     // While tickets are out, a batch of fewer than kGatherBelow settlements waits up to the
     // gather time for more before it commits, and stops waiting when the last one comes: at
     // moderate rates most commits held one settlement, and the writer's commit costs about the
     // same for one as for twenty (8 pages of WAL, 30 KB, and two wake-ups: 97 us of the writer
     // per billed request at 5,000 req/s against 6 under wrk; tests/bench/README.md, the
     // fifteenth round). A lone request (concurrency 1) holds the only ticket, so it never waits.
-    SettlementTicket expectSettlement();
+    SettlementTicket expectSettlement(); // SettlementTicket.h
     int expectedSettlements() const { return m_expected->load(std::memory_order_relaxed); }
     static constexpr size_t kGatherBelow = 8;
     static constexpr std::chrono::microseconds kGatherTime{150};

@@ -1,10 +1,10 @@
 #pragma once
 
-#include "DatabaseService.h"
 #include "ErrorEnvelope.h"
 #include "http/HttpExchange.h"
 #include "Records.h"
 #include "Router.h"
+#include "SettlementTicket.h"
 
 #include <functional>
 #include <optional>
@@ -95,6 +95,6 @@ private:
     qint64 m_reserved = 0;
     // Taken when an API key is accepted (every such request settles or records usage), handed
     // over with the record; dropped with the context if it ends without one.
-    DatabaseService::SettlementTicket m_settlement;
+    SettlementTicket m_settlement;
     bool m_answered = false;
 };

@@ -263,7 +263,7 @@ private slots:
         QVERIFY(settled.tryAcquire(1, 20'000));
 
         // One expected: the first waits for it, then one batch takes both.
-        DatabaseService::SettlementTicket ticket = db.expectSettlement();
+        SettlementTicket ticket = db.expectSettlement();
         QCOMPARE(db.expectedSettlements(), 1);
         const quint64 before = db.writerBatches();
         u.requestId = "first";
@@ -278,9 +278,9 @@ private slots:
 
         // A ticket moved counts once; one dropped is no longer expected.
         {
-            DatabaseService::SettlementTicket a = db.expectSettlement();
-            DatabaseService::SettlementTicket b = std::move(a);
-            DatabaseService::SettlementTicket c = db.expectSettlement();
+            SettlementTicket a = db.expectSettlement();
+            SettlementTicket b = std::move(a);
+            SettlementTicket c = db.expectSettlement();
             QCOMPARE(db.expectedSettlements(), 2);
             c = std::move(b);
             QCOMPARE(db.expectedSettlements(), 1);
