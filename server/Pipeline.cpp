@@ -279,13 +279,16 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
     const Identity &id = ctx->identity();
     UsageRecord &u = ctx->usage();
     const bool metered = id.kind == AuthMode::ApiKey;
-    fillUsage(ctx, status);
+    stampUsage(ctx, status);
     if (metered && u.cost > 0 && status < 400) {
-        // Billed: the charge and usage record commit before the answer leaves.
+        // Billed: the charge and usage record commit before the answer leaves. The hold goes
+        // once the balance the charge left is known (noteCharge), not before: a request
+        // admitted in between, on the balance from before the charge, could overdraw.
         u.latencyMs = int(ctx->elapsedMs());
         m_db.settle(
             this, u,
             [this, ctx, status, headers, body](const DbResult<ChargeResult> &r) {
+                releaseHold(ctx);
                 if (!r.ok()) {
                     qWarning("settlement of %s failed: %s", qPrintable(ctx->requestId()),
                              qPrintable(r.error));
@@ -303,6 +306,7 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
             std::move(ctx->m_settlement));
         return;
     }
+    releaseHold(ctx);
     write(ctx, status, std::move(headers), body);
     if (metered) {
         u.cost = 0;
@@ -328,7 +332,7 @@ void Pipeline::appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers)
     headers->append(ctx->m_rateHeaders);
 }
 
-void Pipeline::fillUsage(const ContextPtr &ctx, int status)
+void Pipeline::stampUsage(const ContextPtr &ctx, int status)
 {
     const Identity &id = ctx->identity();
     UsageRecord &u = ctx->usage();
@@ -341,8 +345,12 @@ void Pipeline::fillUsage(const ContextPtr &ctx, int status)
         u.status = status;
         u.requestId = ctx->requestId();
     }
+}
+
+void Pipeline::releaseHold(const ContextPtr &ctx)
+{
     if (ctx->m_reserved > 0) {
-        m_credits.release(id.accountId, ctx->m_reserved);
+        m_credits.release(ctx->identity().accountId, ctx->m_reserved);
         ctx->m_reserved = 0;
     }
 }
@@ -377,7 +385,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
                             const QByteArray &failedTail)
 {
     const int status = ctx->m_streamStatus;
-    fillUsage(ctx, status);
+    stampUsage(ctx, status);
     UsageRecord &u = ctx->usage();
     const bool metered = ctx->identity().kind == AuthMode::ApiKey;
     u.latencyMs = int(ctx->elapsedMs());
@@ -392,6 +400,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
         m_db.settle(
             this, u,
             [this, ctx, tail, failedTail, end](const DbResult<ChargeResult> &r) {
+                releaseHold(ctx);
                 if (!r.ok()) {
                     qWarning("settlement of stream %s failed: %s", qPrintable(ctx->requestId()),
                              qPrintable(r.error));
@@ -410,6 +419,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
             std::move(ctx->m_settlement));
         return;
     }
+    releaseHold(ctx);
     end(tail);
     if (metered)
         m_db.recordUsage(u, std::move(ctx->m_settlement));

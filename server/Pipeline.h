@@ -53,7 +53,10 @@ private:
     void admit(const ContextPtr &ctx);
     void run(const ContextPtr &ctx);
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
-    void fillUsage(const ContextPtr &ctx, int status);
+    // The usage record's who, when and what.
+    void stampUsage(const ContextPtr &ctx, int status);
+    // Hands the credit gate back the context's hold; a billed request's once it has settled.
+    void releaseHold(const ContextPtr &ctx);
     // Tells the credit gate the balance a settlement left.
     void noteCharge(const ChargeResult &charge);
     static void appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers);

@@ -7,6 +7,7 @@
 #include "Money.h"
 #include "ServerFixture.h"
 
+#include <memory>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -336,6 +337,106 @@ private slots:
         QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body).status, 401);
         const QByteArray key = f.createKey();
         QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body, key).status, 402);
+    }
+
+    // Many billed answers at once over several connections, pipelined, mixed with answers that
+    // are not billed (a zip code without data) and refused ones (400): each is answered,
+    // charged once before its answer, recorded once, and gives its settlement ticket back.
+    void manyBilledAnswersAtOnce_data() { addBackendRows(); }
+    void manyBilledAnswersAtOnce()
+    {
+        SY_START_SERVER(f);
+        QVERIFY(addressFamily(f).waitForLoad(30000));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 account = f.store().defaultAccountId();
+        const QByteArray paths[] = {"/v1/address/transfer-coord", "/v1/address/zipcode",
+                                    "/v1/address/transfer-coord"};
+        const QByteArray bodies[] = {
+            "{\"text\":\"116.397428,39.90923\",\"srcCoord\":\"gcj02\"}",
+            QStringLiteral("{\"text\":\"浙江省杭州市余杭区五常街道文一西路100号\"}").toUtf8(),
+            "{\"text\":"};
+        constexpr int kClients = 8, kEach = 30;
+        std::vector<std::unique_ptr<HttpClient>> clients;
+        for (int c = 0; c < kClients; ++c) {
+            clients.push_back(std::make_unique<HttpClient>(f.port()));
+            QByteArray pipelined;
+            for (int i = 0; i < kEach; ++i) {
+                const int k = (c + i) % 3;
+                pipelined += "POST " + paths[k] + " HTTP/1.1\r\nAuthorization: Bearer " + key +
+                             "\r\nContent-Type: application/json\r\nContent-Length: " +
+                             QByteArray::number(bodies[k].size()) + "\r\n\r\n" + bodies[k];
+            }
+            clients.back()->sendRaw(pipelined);
+        }
+        int billed = 0;
+        QSet<QByteArray> ids;
+        for (int c = 0; c < kClients; ++c) {
+            for (int i = 0; i < kEach; ++i) {
+                const int k = (c + i) % 3;
+                const HttpReply r = clients[size_t(c)]->readReply();
+                QCOMPARE(r.status, k == 2 ? 400 : 200);
+                ids.insert(r.header("x-request-id"));
+                if (k == 0) {
+                    ++billed;
+                    QVERIFY(r.json().value("coord_transfer").toObject().contains("WGS84"));
+                } else if (k == 1) {
+                    QCOMPARE(r.json().value("status").toString(), QStringLiteral("NO_DATA"));
+                }
+            }
+        }
+        QCOMPARE(ids.size(), kClients * kEach);
+        // Every billed answer was charged once before it left.
+        QCOMPARE(f.store().balance(account), Money::kUnitsPerCredit - billed * price(f));
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
+        QCOMPARE(f.store().ledger(account, 1000).size(), billed + 1); // and the grant
+        // Every request has its record (the unbilled ones' go just after their answers).
+        UsageQuery q;
+        q.accountId = account;
+        q.limit = 1000;
+        QTRY_COMPARE(f.store().usage(q).records.size(), kClients * kEach);
+        int charged = 0;
+        for (const UsageRecord &u : f.store().usage(q).records)
+            charged += u.cost > 0 && u.status == 200;
+        QCOMPARE(charged, billed);
+        QTRY_COMPARE(f.service().expectedSettlements(), 0);
+    }
+
+    // A billed request holds its reservation until its charge has committed and the balance
+    // it left is known: admitting another request in between, on the balance from before the
+    // charge, could overdraw the account.
+    void holdLastsUntilTheChargeCommits_data() { addBackendRows(); }
+    void holdLastsUntilTheChargeCommits()
+    {
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        const qint64 account = f.store().defaultAccountId();
+        const qint64 price = ::price(f);
+        f.grant(price); // one request's reservation
+        const QByteArray body = "{\"text\":\"116.397428,39.90923\",\"srcCoord\":\"gcj02\"}";
+
+        // The writer held: a settlement queues and does not commit.
+        WriterHold writer(f.service());
+
+        HttpClient first(f.port());
+        first.sendRaw("POST /v1/address/transfer-coord HTTP/1.1\r\nAuthorization: Bearer " + key +
+                      "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        // Its work is done in microseconds; its ticket then comes back with its settlement,
+        // which waits for the writer, as its answer does.
+        QTest::qWait(300);
+        QCOMPARE(f.service().expectedSettlements(), 0);
+        QVERIFY(!first.socket().waitForReadyRead(100));
+
+        const HttpReply second = f.client().postJson("/v1/address/transfer-coord", body, key);
+        QCOMPARE(second.status, 402);
+        QVERIFY2(second.errorMessage().contains("held by requests in progress"),
+                 qPrintable(second.errorMessage()));
+
+        writer.release();
+        QCOMPARE(first.readReply().status, 200);
+        QCOMPARE(f.store().balance(account), qint64(0));
+        QCOMPARE(f.client().postJson("/v1/address/transfer-coord", body, key).status, 402);
+        QCOMPARE(f.store().balance(account), qint64(0));
     }
 
     // Another process (the CLI, another instance) imports into the shared database: a running

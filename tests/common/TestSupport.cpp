@@ -1,5 +1,9 @@
 #include "TestSupport.h"
 
+#include "DatabaseService.h"
+
+#include <latch>
+
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSqlError>
@@ -73,4 +77,30 @@ QStringList TestDatabase::cliArgs() const
     if (!m_url.isEmpty())
         args << QStringLiteral("--database") << m_url;
     return args;
+}
+
+struct WriterHold::State
+{
+    std::latch held{1};
+    std::latch release{1};
+    bool released = false;
+};
+
+WriterHold::WriterHold(DatabaseService &db) : m_state(std::make_shared<State>())
+{
+    db.write<bool>(
+        nullptr,
+        [state = m_state](Store &) {
+            state->held.count_down();
+            state->release.wait();
+            return true;
+        },
+        [](const DbResult<bool> &) {});
+    m_state->held.wait();
+}
+
+void WriterHold::release()
+{
+    if (!std::exchange(m_state->released, true))
+        m_state->release.count_down();
 }

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <QStringList>
+
+class DatabaseService;
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -40,6 +42,23 @@ void addBackendRows();
 // Runs a program to its end (30 s at most): an empty string when it exited 0, else its
 // standard error. *out gets its standard output, trimmed.
 QString runProgram(const QString &program, const QStringList &args, QByteArray *out = nullptr);
+
+// Keeps a DatabaseService's writer busy from construction (which returns once the writer is
+// held) until release() or destruction: writes posted meanwhile queue behind it, and none
+// commits.
+class WriterHold
+{
+public:
+    explicit WriterHold(DatabaseService &db);
+    ~WriterHold() { release(); }
+    WriterHold(const WriterHold &) = delete;
+    WriterHold &operator=(const WriterHold &) = delete;
+    void release();
+
+private:
+    struct State;
+    std::shared_ptr<State> m_state; // shared with the writer's job, which may end after this
+};
 
 #define SY_OPEN_DB(var)                                                                            \
     QFETCH(QString, backend);                                                                      \

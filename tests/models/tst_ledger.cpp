@@ -190,16 +190,7 @@ private slots:
             db.settle(nullptr, u, [&](const DbResult<ChargeResult> &) { done.count_down(); });
             done.wait();
         }
-        std::latch held(1), release(1);
-        db.write<bool>(
-            nullptr,
-            [&](Store &) {
-                held.count_down();
-                release.wait();
-                return true;
-            },
-            [](const DbResult<bool> &) {});
-        held.wait();
+        WriterHold writer(db);
         const quint64 batchesBefore = db.writerBatches();
         constexpr int kCount = 40, kRepeat = 25;
         std::vector<ChargeResult::Status> status(kCount);
@@ -214,7 +205,7 @@ private slots:
                 settled.count_down();
             });
         }
-        release.count_down();
+        writer.release();
         settled.wait();
         // The held job's batch, then one for all the settlements.
         QCOMPARE(db.writerBatches() - batchesBefore, quint64(1));
