@@ -3,7 +3,6 @@
 #include "DatabaseService.h"
 
 #include <latch>
-
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QSqlError>

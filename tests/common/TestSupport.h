@@ -4,10 +4,10 @@
 
 #include <memory>
 #include <QStringList>
-
-class DatabaseService;
 #include <QTemporaryDir>
 #include <QTest>
+
+class DatabaseService;
 
 // Storage and pipeline suites run against both databases: SQLite in a temporary directory and
 // PostgreSQL in a fresh database on the server named by SWITCHYARD_TEST_PG_URL (tests/run-all.sh

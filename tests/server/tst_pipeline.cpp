@@ -12,7 +12,8 @@ namespace {
 std::atomic<int> g_handlerRuns{0};
 
 // A billed route family for the tests: reserves 1000 units, charges the "cost" it is sent,
-// answers after "delay_ms". It exercises pipeline steps 3 to 7 the way real families will.
+// answers after "delay_ms", or streams when "stream" is true. It exercises pipeline steps 3 to 7
+// the way real families will.
 void installBilledRoute(Pipeline &p)
 {
     RouteSpec r;
@@ -30,6 +31,12 @@ void installBilledRoute(Pipeline &p)
         ctx->usage().model = QStringLiteral("test-model");
         ctx->usage().inputTokens = body->value("tokens").toInt();
         ctx->usage().cost = body->value("cost").toInteger();
+        if (body->value("stream").toBool()) { // one event, then the end once settled
+            ctx->startStream(200);
+            ctx->writeStream("data: {\"n\":1}\n\n");
+            ctx->finishStream("data: [DONE]\n\n");
+            return;
+        }
         const int delay = body->value("delay_ms").toInt();
         auto answer = [ctx] { ctx->respondJson(200, QJsonObject{{"ok", true}}); };
         if (delay > 0)
@@ -332,6 +339,40 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 10'000);
         QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 5'000);
+    }
+
+    // A billed stream holds its reservation until its charge has committed and the balance it
+    // left is known, as an answer does (tst_address_http holdLastsUntilTheChargeCommits): its
+    // last event waits for the commit, and a request admitted meanwhile could overdraw.
+    void holdLastsUntilTheStreamSettles_data() { addBackendRows(); }
+    void holdLastsUntilTheStreamSettles()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("stream");
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(1000); // one request's reservation
+        WriterHold writer(f.service());
+        HttpClient streaming = f.client();
+        const QByteArray body = R"({"cost": 10, "stream": true})";
+        streaming.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
+                          "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
+                          body);
+        // The head and the first event come; the end waits for the writer.
+        QByteArray seen;
+        QTRY_VERIFY_WITH_TIMEOUT((seen += streaming.socket().readAll()).contains("\"n\":1"), 5'000);
+        QVERIFY(!seen.contains("[DONE]"));
+        QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
+
+        HttpReply r = f.client().request("POST", "/v1/test/bill",
+                                         {{"Authorization", "Bearer " + key}}, R"({"cost": 1})");
+        QCOMPARE(r.status, 402);
+        QVERIFY2(r.errorMessage().contains("held by requests in progress"),
+                 qPrintable(r.errorMessage()));
+
+        writer.release();
+        QTRY_VERIFY_WITH_TIMEOUT((seen += streaming.socket().readAll()).contains("[DONE]"), 5'000);
+        QCOMPARE(f.store().balance(account), qint64(1000 - 10));
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
     }
 
     void usageEndpoint_data() { addBackendRows(); }
