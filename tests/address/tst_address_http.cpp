@@ -360,14 +360,13 @@ private slots:
         std::vector<std::unique_ptr<HttpClient>> clients;
         for (int c = 0; c < kClients; ++c) {
             clients.push_back(std::make_unique<HttpClient>(f.port()));
-            QByteArray pipelined;
-            for (int i = 0; i < kEach; ++i) {
+            for (int i = 0; i < kEach; ++i) { // pipelined: all sent before any answer is read
                 const int k = (c + i) % 3;
-                pipelined += "POST " + paths[k] + " HTTP/1.1\r\nAuthorization: Bearer " + key +
-                             "\r\nContent-Type: application/json\r\nContent-Length: " +
-                             QByteArray::number(bodies[k].size()) + "\r\n\r\n" + bodies[k];
+                clients.back()->send(
+                    "POST", paths[k],
+                    {{"Authorization", "Bearer " + key}, {"Content-Type", "application/json"}},
+                    bodies[k]);
             }
-            clients.back()->sendRaw(pipelined);
         }
         int billed = 0;
         QSet<QByteArray> ids;
@@ -419,8 +418,8 @@ private slots:
         WriterHold writer(f.service());
 
         HttpClient first(f.port());
-        first.sendRaw("POST /v1/address/transfer-coord HTTP/1.1\r\nAuthorization: Bearer " + key +
-                      "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        first.send("POST", "/v1/address/transfer-coord", {{"Authorization", "Bearer " + key}},
+                   body);
         // Its work is done in microseconds; its ticket then comes back with its settlement,
         // which waits for the writer, as its answer does.
         QTest::qWait(300);

@@ -115,12 +115,9 @@ QByteArray HttpClient::readUntilClosed(int timeoutMs)
     return std::exchange(m_buffer, {});
 }
 
-HttpReply HttpClient::request(const QByteArray &method, const QByteArray &target,
-                              const QList<QPair<QByteArray, QByteArray>> &headers,
-                              const QByteArray &body)
+void HttpClient::send(const QByteArray &method, const QByteArray &target,
+                      const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &body)
 {
-    if (!connectIfNeeded())
-        return {};
     // Host with the port, as real clients send it (answers that name the server use it).
     QByteArray out = method + ' ' + target +
                      " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(m_port) + "\r\n";
@@ -130,6 +127,15 @@ HttpReply HttpClient::request(const QByteArray &method, const QByteArray &target
         out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
     out += "\r\n" + body;
     sendRaw(out);
+}
+
+HttpReply HttpClient::request(const QByteArray &method, const QByteArray &target,
+                              const QList<QPair<QByteArray, QByteArray>> &headers,
+                              const QByteArray &body)
+{
+    if (!connectIfNeeded())
+        return {};
+    send(method, target, headers, body);
     HttpReply r = readReply();
     if (r.header("connection") == "close")
         m_socket.disconnectFromHost();

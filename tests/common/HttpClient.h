@@ -29,6 +29,11 @@ public:
     HttpReply request(const QByteArray &method, const QByteArray &target,
                       const QList<QPair<QByteArray, QByteArray>> &headers = {},
                       const QByteArray &body = {});
+    // The same request sent without waiting for its answer (readReply() reads it): requests
+    // left in flight, or several pipelined on the connection.
+    void send(const QByteArray &method, const QByteArray &target,
+              const QList<QPair<QByteArray, QByteArray>> &headers = {},
+              const QByteArray &body = {});
     HttpReply get(const QByteArray &target, const QByteArray &bearer = {});
     HttpReply postJson(const QByteArray &target, const QByteArray &json,
                        const QByteArray &bearer = {});

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <QJsonArray>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
@@ -282,9 +284,7 @@ private slots:
         // Balance 1377 covers one 1000-unit reservation, not two at once.
         HttpClient slow = f.client();
         const QByteArray slowBody = R"({"cost": 1, "delay_ms": 400})";
-        slow.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
-                     "\r\nContent-Length: " + QByteArray::number(slowBody.size()) + "\r\n\r\n" +
-                     slowBody);
+        slow.send("POST", "/v1/test/bill", auth, slowBody);
         QThread::msleep(150);
         r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})");
         QCOMPARE(r.status, 402);
@@ -330,9 +330,7 @@ private slots:
         {
             HttpClient leaving = f.client();
             const QByteArray body = R"({"cost": 1, "delay_ms": 300})";
-            leaving.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
-                            "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
-                            body);
+            leaving.send("POST", "/v1/test/bill", auth, body);
             QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 1, 5'000);
             leaving.socket().abort();
         }
@@ -354,9 +352,7 @@ private slots:
         WriterHold writer(f.service());
         HttpClient streaming = f.client();
         const QByteArray body = R"({"cost": 10, "stream": true})";
-        streaming.sendRaw("POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
-                          "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
-                          body);
+        streaming.send("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}}, body);
         // The head and the first event come; the end waits for the writer.
         QByteArray seen;
         QTRY_VERIFY_WITH_TIMEOUT((seen += streaming.socket().readAll()).contains("\"n\":1"), 5'000);
@@ -373,6 +369,51 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT((seen += streaming.socket().readAll()).contains("[DONE]"), 5'000);
         QCOMPARE(f.store().balance(account), qint64(1000 - 10));
         QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
+    }
+
+    // A settlement that fails (the database refuses the charge): the client gets 503 in its
+    // envelope and no billed answer, nothing is charged, and the hold comes back, so the next
+    // request is admitted on the same balance.
+    void failedSettlement_data() { addBackendRows(); }
+    void failedSettlement()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("refused");
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(1000); // one request's reservation
+        QSqlQuery q(f.store().database());
+        const bool pg = backend == QLatin1String("postgres");
+        const QStringList refuse =
+            pg ? QStringList{QStringLiteral(
+                                 "CREATE FUNCTION refuse_charge() RETURNS trigger AS $$ BEGIN "
+                                 "RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql"),
+                             QStringLiteral("CREATE TRIGGER refuse_charges BEFORE INSERT ON ledger "
+                                            "FOR EACH ROW WHEN (NEW.kind = 'charge') EXECUTE "
+                                            "FUNCTION refuse_charge()")}
+               : QStringList{QStringLiteral(
+                     "CREATE TRIGGER refuse_charges BEFORE INSERT ON ledger WHEN NEW.kind = "
+                     "'charge' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")};
+        for (const QString &sql : refuse)
+            QVERIFY2(q.exec(sql), qPrintable(q.lastError().text()));
+        HttpClient c = f.client();
+        using H = QList<QPair<QByteArray, QByteArray>>;
+        const H auth{{"Authorization", "Bearer " + key}};
+
+        HttpReply r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 10})");
+        QCOMPARE(r.status, 503);
+        QVERIFY2(r.errorMessage().contains("Billing could not be recorded"),
+                 qPrintable(r.errorMessage()));
+        QVERIFY(!r.header("x-request-id").isEmpty());
+        QCOMPARE(f.store().balance(account), qint64(1000));
+        QCOMPARE(f.store().ledgerSum(account), qint64(1000));
+
+        QVERIFY2(q.exec(QStringLiteral("DROP TRIGGER refuse_charges") +
+                        (pg ? QStringLiteral(" ON ledger") : QString())),
+                 qPrintable(q.lastError().text()));
+        r = c.request("POST", "/v1/test/bill", auth, R"({"cost": 10})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(f.store().balance(account), qint64(1000 - 10));
+        QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
     }
 
     void usageEndpoint_data() { addBackendRows(); }
