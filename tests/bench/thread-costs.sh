@@ -9,8 +9,11 @@
 # (default 5) with --connections (default 256) on 2 threads. Around each wrk it reads
 # every server thread's CPU time (/proc/PID/task/*/stat, user + system) and the bytes it wrote
 # (/proc/PID/task/*/io, wchar: the writer's are the WAL's frames on SQLite) and prints them
-# divided by the requests answered: microseconds and bytes of each thread per request. --runs
-# (default 3) rounds, each printed, then the medians.
+# divided by the requests answered: microseconds and bytes of each thread per request; then the
+# rest of the machine's CPU time over the same run, per request: the load generator's, every
+# other process's (PostgreSQL's backends with --pg) and the idle time (/proc/stat), so that all
+# the rows add up to the number of CPUs over the rate. --runs (default 3) rounds, then the
+# medians.
 #
 # --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
 # load generator of gateway-bench.sh, after 0.5 s of warm-up), for the costs at a rate the
@@ -137,18 +140,45 @@ load() {
         $1 == "ok" {printf "%s rps %.0f\n", n, $2 / d}
         $1 == "p50_us" || $1 == "p99_us" {printf "%s %s %s\n", n, substr($1, 1, 3), $2}'
 }
+# The machine's CPU ticks: "busy idle" (busy with steal; idle with iowait).
+machine() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6}' /proc/stat; }
+# CHILDREN: CPU seconds of this shell's finished children (wrk or gateway_load, and the few
+# tools that snapshot runs), from the second line of `times`, which must run in this shell.
+children() {
+    times >"$WORK/times"
+    CHILDREN=$(awk 'NR == 2 {gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4}' "$WORK/times")
+}
 # measure NAME PATH: prints what load prints, then "NAME thread us/request" and "NAME
 # written:thread bytes/request" lines (the latter from 16 bytes a request: eventfd wake-ups
-# write 8 bytes each, sockets are not counted)
+# write 8 bytes each, sockets are not counted), then where the rest of the machine's CPU went:
+# the load generator, every other process (PostgreSQL's backends, with --pg) and idle, in us
+# per request, so that the rows add up to the number of CPUs over the requests a second.
 measure() {
-    local before after
+    local before after m0 m1 c0 c1
     before=$(snapshot)
+    m0=$(machine)
+    children
+    c0=$CHILDREN
     load "$1" "$2"
+    children
+    c1=$CHILDREN
+    m1=$(machine)
     after=$(snapshot)
     [ "${ANSWERED:-0}" -gt 0 ] || die "$1: no request answered"
     join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" '
         $4 > $2 {printf "%s %s %.1f\n", n, $1, ($4 - $2) / hz * 1e6 / a}
         ($5 - $3) / a >= 16 {printf "%s written:%s %.0f\n", n, $1, ($5 - $3) / a}'
+    join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" \
+        -v m0="$m0" -v m1="$m1" -v c0="$c0" -v c1="$c1" '
+        {server += $4 - $2}
+        END {
+            split(m0, x, " "); split(m1, y, " ")
+            load = (c1 - c0) * hz
+            other = y[1] - x[1] - server - load
+            printf "%s ~load %.1f\n", n, load / hz * 1e6 / a
+            printf "%s ~other %.1f\n", n, (other > 0 ? other : 0) / hz * 1e6 / a
+            printf "%s ~idle %.1f\n", n, (y[2] - x[2]) / hz * 1e6 / a
+        }'
 }
 
 for run in $(seq 1 "$RUNS"); do
@@ -164,7 +194,7 @@ if [ -n "$RATE" ]; then
 else
     HOW="wrk -t2 -c$CONNECTIONS -d${DURATION}s"
 fi
-echo "# Server threads' CPU (us) and bytes written per request, $HOW, medians of $RUNS (spread)"
+echo "# Server threads' CPU (us) and bytes written per request, then the rest of the $(nproc) CPUs' time per request, $HOW, medians of $RUNS (spread)"
 echo
 echo "| what | GET /healthz | billed $ENDPOINT |"
 echo "|---|---:|---:|"
@@ -176,13 +206,19 @@ awk '
         return (m == 1) ? a[1] : sprintf("%s (%s-%s)", a[int((m + 1) / 2)], a[1], a[m])
     }
     END {
-        for (i = 1; i <= n; i++) {
-            name = order[i]
+        # the machine rows (names from ~) after the threads
+        for (i = 1; i <= n; i++) if (order[i] !~ /^~/) sorted[++m] = order[i]
+        for (i = 1; i <= n; i++) if (order[i] ~ /^~/) sorted[++m] = order[i]
+        for (i = 1; i <= m; i++) {
+            name = sorted[i]
             if (name == "share")
                 continue
             if (name == "rps") label = "requests/s"
             else if (name == "p50" || name == "p99") label = name " (us, from the scheduled send)"
             else if (name ~ /^written:/) label = "bytes written by " substr(name, 9)
+            else if (name == "~load") label = (rate ? "gateway_load" : "wrk") " (us)"
+            else if (name == "~other") label = "other processes (us)"
+            else if (name == "~idle") label = "idle CPU (us)"
             else label = "thread " name
             printf "| %s | %s | %s |\n", label, med(v["healthz" SUBSEP name]), med(v["billed" SUBSEP name])
         }
