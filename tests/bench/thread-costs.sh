@@ -12,7 +12,7 @@
 # divided by the requests answered: microseconds and bytes of each thread per request; then the
 # rest of the machine's CPU time over the same run, per request: the load generator's, every
 # other process's (PostgreSQL's backends with --pg) and the idle time (/proc/stat), so that all
-# the rows add up to the number of CPUs over the rate. --runs (default 3) rounds, then the
+# the rows add up to the number of CPUs over the rate (less what the host took, if anything). --runs (default 3) rounds, then the
 # medians.
 #
 # --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
@@ -140,10 +140,11 @@ load() {
         $1 == "ok" {printf "%s rps %.0f\n", n, $2 / d}
         $1 == "p50_us" || $1 == "p99_us" {printf "%s %s %s\n", n, substr($1, 1, 3), $2}'
 }
-# The machine's CPU ticks: "busy idle" (busy with steal; idle with iowait).
-machine() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6}' /proc/stat; }
+# The machine's CPU ticks: "busy idle" (idle with iowait; what the host took, steal, is in
+# neither, nor in any row).
+machine() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }
 # CHILDREN: CPU seconds of this shell's finished children (wrk or gateway_load, and the few
-# tools that snapshot runs), from the second line of `times`, which must run in this shell.
+# tools load runs), from the second line of `times`, which must run in this shell.
 children() {
     times >"$WORK/times"
     CHILDREN=$(awk 'NR == 2 {gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4}' "$WORK/times")
