@@ -166,12 +166,11 @@ measure() {
     m1=$(machine)
     after=$(snapshot)
     [ "${ANSWERED:-0}" -gt 0 ] || die "$1: no request answered"
-    join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" '
-        $4 > $2 {printf "%s %s %.1f\n", n, $1, ($4 - $2) / hz * 1e6 / a}
-        ($5 - $3) / a >= 16 {printf "%s written:%s %.0f\n", n, $1, ($5 - $3) / a}'
     join <(echo "$before") <(echo "$after") | awk -v n="$1" -v a="$ANSWERED" -v hz="$ticks" \
         -v m0="$m0" -v m1="$m1" -v c0="$c0" -v c1="$c1" '
         {server += $4 - $2}
+        $4 > $2 {printf "%s %s %.1f\n", n, $1, ($4 - $2) / hz * 1e6 / a}
+        ($5 - $3) / a >= 16 {printf "%s written:%s %.0f\n", n, $1, ($5 - $3) / a}
         END {
             split(m0, x, " "); split(m1, y, " ")
             load = (c1 - c0) * hz
