@@ -5,6 +5,7 @@
 #include "Secrets.h"
 
 #include <QDateTime>
+#include <QThread>
 
 namespace {
 
@@ -257,6 +258,12 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
                 return;
             }
             ctx->m_reserved += amount;
+            if (ctx->clientGone()) {
+                // It left while its credit was read: nothing to do, and the 499 hands the hold
+                // back.
+                ctx->respondError(499, QStringLiteral("The client closed the request."));
+                return;
+            }
             then();
         });
 }
@@ -353,6 +360,16 @@ void Pipeline::releaseHold(const ContextPtr &ctx)
         m_credits.release(ctx->identity().accountId, ctx->m_reserved);
         ctx->m_reserved = 0;
     }
+}
+
+void Pipeline::releaseLeftHold(qint64 accountId, qint64 amount)
+{
+    if (QThread::currentThread() == thread())
+        m_credits.release(accountId, amount);
+    else
+        QMetaObject::invokeMethod(
+            this, [this, accountId, amount] { m_credits.release(accountId, amount); },
+            Qt::QueuedConnection);
 }
 
 void Pipeline::observe(const ContextPtr &ctx, int status)

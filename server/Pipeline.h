@@ -43,6 +43,9 @@ public:
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
     void finishStream(const ContextPtr &ctx, const QByteArray &tail, const QByteArray &failedTail);
+    // A hold whose context ended without an answer; from any thread (the context's last owner
+    // may be a worker), released on the pipeline's.
+    void releaseLeftHold(qint64 accountId, qint64 amount);
 
 signals:
     void requestServed(const QString &family, int status, int latencyMs);

@@ -31,10 +31,17 @@ QString newRequestId()
 } // namespace
 
 RequestContext::RequestContext(Pipeline &pipeline, ExchangePtr exchange)
-    : m_pipeline(pipeline), m_exchange(std::move(exchange)), m_requestId(newRequestId())
+    : m_pipeline(pipeline), m_pipelineAlive(&pipeline), m_exchange(std::move(exchange)),
+      m_requestId(newRequestId())
 {
     m_timer.start();
     m_style = pipeline.errorStyleForPath(m_exchange->request().path);
+}
+
+RequestContext::~RequestContext()
+{
+    if (m_reserved > 0 && m_pipelineAlive)
+        m_pipelineAlive->releaseLeftHold(m_identity.accountId, m_reserved);
 }
 
 std::optional<QJsonObject> RequestContext::jsonBody()

@@ -11,6 +11,7 @@
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QPointer>
 
 class Pipeline;
 
@@ -31,6 +32,12 @@ class RequestContext : public std::enable_shared_from_this<RequestContext>
 {
 public:
     RequestContext(Pipeline &pipeline, ExchangePtr exchange);
+    // A request that ends without an answer (its family dropped it when the client left) hands
+    // back the credit it still holds, on the server thread: held for good, it would count
+    // against its account until a restart.
+    ~RequestContext();
+    RequestContext(const RequestContext &) = delete;
+    RequestContext &operator=(const RequestContext &) = delete;
 
     const HttpRequest &request() const { return m_exchange->request(); }
     const ExchangePtr &exchange() const { return m_exchange; }
@@ -83,6 +90,9 @@ private:
     bool m_streaming = false;
     int m_streamStatus = 200;
     Pipeline &m_pipeline;
+    // For the destructor: a context may outlive the pipeline (a settlement's callback dropped
+    // after the server has gone).
+    QPointer<Pipeline> m_pipelineAlive;
     ExchangePtr m_exchange;
     QString m_requestId;
     const RouteSpec *m_route = nullptr;

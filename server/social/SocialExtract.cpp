@@ -10,6 +10,7 @@
 
 #include <QJsonDocument>
 #include <QUrlQuery>
+#include <utility>
 
 namespace {
 
@@ -41,13 +42,17 @@ public:
     }
 
 private:
+    // The client left: the calls stop, and a 499 (unbilled) records the request's usage and
+    // hands its hold back.
     void stop()
     {
-        m_stopped = true;
+        if (std::exchange(m_stopped, true))
+            return; // answered already
         if (m_call)
             m_call->abort();
         if (m_hop)
             m_hop->abort();
+        m_ctx->respondError(499, QStringLiteral("The client closed the request."));
     }
 
     void fail(int status, const QString &message)

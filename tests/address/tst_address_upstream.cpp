@@ -194,6 +194,42 @@ private slots:
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), Money::kUnitsPerCredit);
     }
 
+    // A client that leaves while the upstream is asked: the call stops, the request is
+    // recorded as 499 and not billed, and its hold goes back (an account holding exactly one
+    // reservation is served again).
+    void clientLeavingHandsTheHoldBack()
+    {
+        Provider p;
+        p.silent = true;
+        ServerFixture provider(QStringLiteral("sqlite"), ServerSettings::defaults(),
+                               providerRoutes(&p));
+        ServerFixture f(QStringLiteral("sqlite"),
+                        withUpstream(baseOf(provider), {{"timeout_ms", 60'000}}));
+        QVERIFY(provider.ready() && f.ready());
+        const QByteArray key = f.createKey();
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(addressPrice(f));
+        {
+            HttpClient leaving = f.client();
+            leaving.send("POST", "/v1/address/division-code",
+                         {{"Authorization", "Bearer " + key}, {"Content-Type", "application/json"}},
+                         kNowhere);
+            QTRY_COMPARE_WITH_TIMEOUT(p.calls(), 1, 10'000);
+            leaving.socket().abort();
+        }
+        UsageQuery q;
+        q.accountId = account;
+        QTRY_COMPARE_WITH_TIMEOUT(f.store().usage(q).records.size(), 1, 10'000);
+        const UsageRecord gone = f.store().usage(q).records.first();
+        QCOMPARE(gone.status, 499);
+        QCOMPARE(gone.cost, qint64(0));
+        QCOMPARE(f.store().balance(account), addressPrice(f));
+        const HttpReply r = f.client().postJson("/v1/address/division-code",
+                                                "{\"text\":\"浙江省杭州市余杭区文一西路\"}", key);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(f.store().balance(account), qint64(0));
+    }
+
     void unreachableUpstream()
     {
         // A port nothing listens on: bind one, note it, close it.

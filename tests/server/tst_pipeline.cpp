@@ -2,6 +2,7 @@
 #include "ServerFixture.h"
 
 #include <atomic>
+#include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -37,6 +38,19 @@ void installBilledRoute(Pipeline &p)
             ctx->startStream(200);
             ctx->writeStream("data: {\"n\":1}\n\n");
             ctx->finishStream("data: [DONE]\n\n");
+            return;
+        }
+        // Never answered: the handler lets go of the request, here or on another thread, as a
+        // family does when its client leaves.
+        if (const QString drop = body->value("drop").toString(); drop == u"here") {
+            return;
+        } else if (drop == u"thread") {
+            QThread *t = QThread::create([held = ctx]() mutable {
+                QThread::msleep(100); // the server thread lets go of its references first
+                held.reset();
+            });
+            QObject::connect(t, &QThread::finished, t, &QObject::deleteLater);
+            t->start();
             return;
         }
         const int delay = body->value("delay_ms").toInt();
@@ -337,6 +351,37 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 10'000);
         QCOMPARE(c.request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status, 200);
         QTRY_COMPARE_WITH_TIMEOUT(db.expectedSettlements(), 0, 5'000);
+    }
+
+    // A request its family lets go of without an answer hands its hold back, whichever thread
+    // lets go last: held for good, it would refuse the account's next request.
+    void unansweredRequestReleasesItsHold_data() { addBackendRows(); }
+    void unansweredRequestReleasesItsHold()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("dropped");
+        const qint64 account = f.store().defaultAccountId();
+        const QList<QPair<QByteArray, QByteArray>> auth{{"Authorization", "Bearer " + key}};
+        for (const char *where : {"here", "thread"}) {
+            f.grant(1000); // one request's reservation, and less than two
+            HttpClient dropped = f.client();
+            dropped.send("POST", "/v1/test/bill", auth,
+                         QByteArray(R"({"cost": 1, "drop": ")") + where + "\"}");
+            QTRY_COMPARE_WITH_TIMEOUT(g_handlerRuns.load() > 0, true, 5'000);
+            const auto send = [&] {
+                return f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status;
+            };
+            // Admitted on the whole balance, so a second request is refused only while the
+            // first still holds it (a loop of its own: QTRY_* would send it again to report).
+            int status = send();
+            for (QDeadlineTimer deadline(5'000); status == 402 && !deadline.hasExpired();
+                 status = send())
+                QTest::qWait(20);
+            QCOMPARE(status, 200);
+            g_handlerRuns = 0;
+        }
+        QCOMPARE(f.store().balance(account), qint64(2000 - 2));
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
     }
 
     // A billed stream holds its reservation until its charge has committed and the balance it
