@@ -150,7 +150,10 @@ void HttpExchange::startStream(int status, const HttpHeaders &headers)
 
 void HttpExchange::writeChunk(const QByteArray &data)
 {
-    if (m_state != State::Streaming || !m_connection || data.isEmpty())
+    // A HEAD answer is its head alone (RFC 9110 9.3.2): bytes after it would be read as the
+    // next answer on the connection.
+    if (m_state != State::Streaming || !m_connection || data.isEmpty() ||
+        m_request.method == "HEAD")
         return;
     m_connection->write(QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n");
 }
@@ -162,7 +165,8 @@ void HttpExchange::endStream()
     m_state = State::Done;
     if (!m_connection)
         return;
-    m_connection->write(QByteArrayLiteral("0\r\n\r\n"));
+    if (m_request.method != "HEAD")
+        m_connection->write(QByteArrayLiteral("0\r\n\r\n"));
     m_connection->exchangeFinished(this);
 }
 

@@ -28,7 +28,8 @@ public:
 
     // A complete response with Content-Length. Ignored if already answered.
     void respond(int status, const HttpHeaders &headers, const QByteArray &body);
-    // A chunked response: head now, then chunks as they come, then end().
+    // A chunked response: head now, then chunks as they come, then end(). To HEAD, the head
+    // alone.
     void startStream(int status, const HttpHeaders &headers);
     void writeChunk(const QByteArray &data);
     void endStream();

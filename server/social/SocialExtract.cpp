@@ -204,6 +204,10 @@ private:
 void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
              const ContextPtr &ctx)
 {
+    if (ctx->request().method == "HEAD") // billed work for an answer without its content
+        return ctx->respondError(405,
+                                 QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
+                                 QStringLiteral("invalid_request_error"));
     const QString url =
         ctx->request().query.queryItemValue(QStringLiteral("url"), QUrl::FullyDecoded);
     if (url.isEmpty())

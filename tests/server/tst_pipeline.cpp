@@ -61,6 +61,19 @@ void installBilledRoute(Pipeline &p)
             answer();
     };
     p.addRoute(r);
+
+    // A public stream, for HEAD: an event, then the end.
+    RouteSpec stream;
+    stream.method = "GET";
+    stream.pattern = QStringLiteral("/v1/test/stream");
+    stream.family = QStringLiteral("test");
+    stream.auth = AuthMode::Public;
+    stream.handler = [](const ContextPtr &ctx) {
+        ctx->startStream(200);
+        ctx->writeStream("data: {\"n\":1}\n\n");
+        ctx->finishStream("data: [DONE]\n\n");
+    };
+    p.addRoute(stream);
 }
 
 ServerSettings limitedSettings()
@@ -582,6 +595,28 @@ private slots:
         const QJsonObject e = r.json().value("data").toArray().first().toObject();
         QCOMPARE(e.value("kind").toString(), QStringLiteral("grant"));
         QCOMPARE(e.value("amount").toString(), QStringLiteral("2.500000000"));
+    }
+
+    // HEAD on a streamed GET: the head alone, so that the next answer on the connection is
+    // read as itself, not after stray chunks.
+    void headOfAStream()
+    {
+        ServerFixture f(QStringLiteral("sqlite"), limitedSettings(), installBilledRoute);
+        QVERIFY(f.ready());
+        HttpClient c = f.client();
+        QVERIFY(c.connectIfNeeded());
+        c.sendRaw("HEAD /v1/test/stream HTTP/1.1\r\nHost: x\r\n\r\n"
+                  "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        QByteArray seen;
+        QTRY_VERIFY_WITH_TIMEOUT((seen += c.socket().readAll()).contains("{\"status\":\"ok\"}"),
+                                 5'000);
+        const qsizetype headEnd = seen.indexOf("\r\n\r\n");
+        QVERIFY2(seen.startsWith("HTTP/1.1 200"), seen.constData());
+        QVERIFY2(seen.mid(headEnd + 4).startsWith("HTTP/1.1 200"), seen.constData());
+        // The same stream to GET: its events and its end.
+        const HttpReply get = f.client().request("GET", "/v1/test/stream");
+        QCOMPARE(get.status, 200);
+        QVERIFY2(get.body.contains("\"n\":1") && get.body.contains("[DONE]"), get.body.constData());
     }
 
     void bodyLimit_data() { addBackendRows(); }

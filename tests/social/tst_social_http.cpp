@@ -9,6 +9,7 @@
 #include "ServerFixture.h"
 
 #include <functional>
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -609,6 +610,26 @@ private slots:
         QCOMPARE(disabled.status, 403);
         QCOMPARE(disabled.body,
                  errorBody("Platform \"bilibili\" is not available", "invalid_request_error"));
+        // HEAD on the billed GETs (the answer is its head alone, so read raw).
+        const auto headStatus = [&](const QByteArray &target) {
+            HttpClient c = s.f->client();
+            if (!c.connectIfNeeded())
+                return 0;
+            c.sendRaw("HEAD " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.key +
+                      "\r\n\r\n");
+            QByteArray seen;
+            QDeadlineTimer deadline(5'000);
+            while (!seen.contains("\r\n\r\n") && !deadline.hasExpired()) {
+                c.socket().waitForReadyRead(100);
+                seen += c.socket().readAll();
+            }
+            return seen.mid(9, 3).toInt();
+        };
+        QCOMPARE(headStatus("/v1/social-media/video/extract?url=" +
+                            QUrl::toPercentEncoding(QStringLiteral(
+                                "https://www.douyin.com/video/7448118827402972455"))),
+                 405);
+        QCOMPARE(headStatus("/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=1"), 405);
         QCOMPARE(upstreamRequests(s.fake), upstream);
         // An answer without a video (the fake's ids starting with 404): 502, unbilled.
         const HttpReply empty =
