@@ -22,9 +22,10 @@ GatewayConfig GatewayFamily::parse(const QJsonObject &section, qint64 *minimumRe
     GatewayConfig config = GatewayConfig::fromJson(section);
     if (section.contains("min_reservation")) {
         const auto units = Money::parseCredits(section.value("min_reservation").toString());
-        if (!units || *units < 0)
+        // Zero would admit every request, with no credit check at all (Pipeline::reserve).
+        if (!units || *units <= 0)
             throw std::runtime_error("config: gateway.min_reservation must be a decimal string of "
-                                     "credits, e.g. \"0.001\"");
+                                     "credits above zero, e.g. \"0.001\"");
         if (minimumReservation)
             *minimumReservation = *units;
     }

@@ -547,6 +547,7 @@ private slots:
         for (const QByteArray &bad :
              {QByteArray("{\"server\":{\"sqlite_synchronous\":\"off\"}}"),
               QByteArray("{\"gateway\":{\"min_reservation\":\"-1\"}}"),
+              QByteArray("{\"gateway\":{\"min_reservation\":\"0\"}}"),
               QByteArray("{\"gateway\":[]}"),
               QByteArray(
                   "{\"gateway\":{\"providers\":{\"openai\":{\"base_url\":\"ftp://x\"}}}}")}) {
