@@ -4,6 +4,10 @@
 
 RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qint64 nowMs)
 {
+    // nowMs is the wall clock, which may step back (NTP, an operator): time that went backwards
+    // counts as none, so a bucket neither drains nor waits for the clock to catch up.
+    if (nowMs < m_lastSweepMs)
+        m_lastSweepMs = nowMs;
     // Forget buckets that have been full for a while so the table stays bounded.
     if (nowMs - m_lastSweepMs > 60'000) {
         m_lastSweepMs = nowMs;
@@ -21,7 +25,8 @@ RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qi
     if (it == m_buckets.end() || it->limit != perMinute)
         it = m_buckets.insert(key, Bucket{double(perMinute), nowMs, perMinute});
     Bucket &b = *it;
-    b.tokens = std::min<double>(perMinute, b.tokens + (nowMs - b.updatedMs) * ratePerMs);
+    b.tokens = std::min<double>(perMinute,
+                                b.tokens + std::max<qint64>(0, nowMs - b.updatedMs) * ratePerMs);
     b.updatedMs = nowMs;
     if (b.tokens >= 1.0) {
         b.tokens -= 1.0;

@@ -269,6 +269,24 @@ private slots:
         QCOMPARE(c.get("/api/v1/credits/balance", b).status, 200);
     }
 
+    // The limiter reads the wall clock: a step back leaves a bucket as it was, not drained.
+    void rateLimiterClockStepsBack()
+    {
+        RateLimiter limiter;
+        const qint64 now = 1'800'000'000'000;
+        QCOMPARE(limiter.take("k", 60, now).remaining, 59);
+        const RateLimiter::Decision back = limiter.take("k", 60, now - 3'600'000);
+        QVERIFY(back.allowed);
+        QCOMPARE(back.remaining, 58);
+        // Time runs on from where the clock now stands: one token a second.
+        QCOMPARE(limiter.take("k", 60, now - 3'600'000 + 2'000).remaining, 59);
+        for (int i = 0; i < 59; ++i)
+            QVERIFY(limiter.take("k", 60, now - 3'600'000 + 2'000).allowed);
+        const RateLimiter::Decision refused = limiter.take("k", 60, now - 3'600'000 + 2'000);
+        QVERIFY(!refused.allowed);
+        QCOMPARE(refused.retryAfterSeconds, 1);
+    }
+
     void creditsGateAndSettlement_data() { addBackendRows(); }
     void creditsGateAndSettlement()
     {
