@@ -50,9 +50,12 @@ QSqlDatabase DatabaseConfig::open(const QString &purpose) const
                              .arg(reinterpret_cast<quintptr>(QThread::currentThreadId()))
                              .arg(qHash(describe()), 0, 16);
     if (QSqlDatabase::contains(name)) {
-        QSqlDatabase db = QSqlDatabase::database(name);
-        if (db.isOpen())
-            return db;
+        {
+            QSqlDatabase db = QSqlDatabase::database(name, false);
+            if (db.isOpen())
+                return db;
+        }
+        QSqlDatabase::removeDatabase(name); // one that did not open: tried again from scratch
     }
     QSqlDatabase db;
     if (m_kind == Kind::Sqlite) {

@@ -132,6 +132,24 @@ void DatabaseService::postSettlements()
             store.settleBatch(*results);
         },
         [this, taken, results](const QString &error) {
+            if (!error.isEmpty() && taken->empty()) {
+                // The job did not run (no connection to the database): the settlements it
+                // would have taken fail now. Left queued, they would wait for good, as no job
+                // is posted for them while one is thought to be on its way.
+                bool more = false;
+                {
+                    std::lock_guard lock(m_settleMutex);
+                    const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
+                    taken->assign(std::make_move_iterator(m_settlements.begin()),
+                                  std::make_move_iterator(m_settlements.begin() + n));
+                    m_settlements.erase(m_settlements.begin(), m_settlements.begin() + n);
+                    more = m_settleQueued = !m_settlements.empty();
+                }
+                if (more)
+                    postSettlements();
+                finishSettlements(*taken, *results, error);
+                return;
+            }
             if (!error.isEmpty() && taken->size() > 1) {
                 // One of them failed the batch: each on its own, so that only it fails.
                 for (PendingSettlement &p : *taken)

@@ -64,41 +64,66 @@ void DbWorker::run()
     std::optional<Store> store;
     QString openError;
     QString connectionName;
-    try {
-        QSqlDatabase db = m_config.open(m_name);
-        connectionName = db.connectionName();
-        if (m_mode == Mode::Writer && !m_config.isPostgres()) {
-            // The Checkpointer copies the WAL into the database on its own thread and asks for
-            // the writer's checkpoint when it is time (Checkpointer.h); automatic ones remain
-            // as a safety net, every 65,536 pages instead of 1,000.
-            QSqlQuery q(db);
-            // Statement journals of multi-row inserts in memory, not in temporary files made
-            // and deleted every batch.
-            for (const char *pragma :
-                 {"PRAGMA wal_autocheckpoint=65536", "PRAGMA journal_size_limit=67108864",
-                  "PRAGMA temp_store=MEMORY"})
-                if (!q.exec(QString::fromLatin1(pragma)))
-                    throw StoreError(q.lastError().text().toStdString());
-        }
+    const auto open = [&] {
+        try {
+            QSqlDatabase db = m_config.open(m_name);
+            connectionName = db.connectionName();
+            if (m_mode == Mode::Writer && !m_config.isPostgres()) {
+                // The Checkpointer copies the WAL into the database on its own thread and asks
+                // for the writer's checkpoint when it is time (Checkpointer.h); automatic ones
+                // remain as a safety net, every 65,536 pages instead of 1,000.
+                QSqlQuery q(db);
+                // Statement journals of multi-row inserts in memory, not in temporary files
+                // made and deleted every batch.
+                for (const char *pragma :
+                     {"PRAGMA wal_autocheckpoint=65536", "PRAGMA journal_size_limit=67108864",
+                      "PRAGMA temp_store=MEMORY"})
+                    if (!q.exec(QString::fromLatin1(pragma)))
+                        throw StoreError(q.lastError().text().toStdString());
+            }
 
-        if (m_mode == Mode::Writer && m_config.isPostgres()) {
-            // The settlement statement's custom plans cost about as much to make as to run,
-            // and PostgreSQL kept making them while the tables were small (the first thousands
-            // of settlements of a new database). Generic plans only: 5,000 billed requests at
-            // concurrency 1 on a new database, p50 1.37-1.43 -> 0.89-0.94 ms; the next 5,000,
-            // p99 1.84-2.01 -> 1.33-1.47 ms (tests/bench/README.md, the eighth round). The
-            // generic plan is made again as the rows settled double (Store::settlePostgres).
-            QSqlQuery q(db);
-            if (!q.exec(QStringLiteral("SET plan_cache_mode = force_generic_plan")))
-                throw StoreError(q.lastError().text().toStdString());
+            if (m_mode == Mode::Writer && m_config.isPostgres()) {
+                // The settlement statement's custom plans cost about as much to make as to
+                // run, and PostgreSQL kept making them while the tables were small (the first
+                // thousands of settlements of a new database). Generic plans only: 5,000 billed
+                // requests at concurrency 1 on a new database, p50 1.37-1.43 -> 0.89-0.94 ms;
+                // the next 5,000, p99 1.84-2.01 -> 1.33-1.47 ms (tests/bench/README.md, the
+                // eighth round). The generic plan is made again as the rows settled double
+                // (Store::settlePostgres).
+                QSqlQuery q(db);
+                if (!q.exec(QStringLiteral("SET plan_cache_mode = force_generic_plan")))
+                    throw StoreError(q.lastError().text().toStdString());
+            }
+            store.emplace(db, m_config.kind());
+            openError.clear();
+        } catch (const StoreError &e) {
+            openError = QString::fromUtf8(e.what());
         }
-        store.emplace(db, m_config.kind());
-    } catch (const StoreError &e) {
-        openError = QString::fromUtf8(e.what());
-    }
+    };
+    const auto close = [&] {
+        m_statements.clear(); // before their connection closes
+        store.reset();
+        if (!connectionName.isEmpty())
+            DatabaseConfig::close(connectionName);
+        connectionName.clear();
+    };
+    open();
+    // PostgreSQL: a connection the server dropped (a restart, a failover, an idle timeout of a
+    // proxy) fails every job after it. A batch with a failure is followed by a probe; a dead
+    // connection is closed, and the next batch opens a new one (at most one try a second while
+    // the server cannot be reached: its jobs fail meanwhile, with the reason).
+    using Clock = std::chrono::steady_clock;
+    auto lastOpen = Clock::now();
+    QString lost; // why the probe failed
+    const auto alive = [&] {
+        QSqlQuery probe(store->database());
+        if (probe.exec(QStringLiteral("SELECT 1")))
+            return true;
+        lost = probe.lastError().text();
+        return false;
+    };
     // SQLite: whether the connection ran anything since it last freed its caches, and the
     // jobs run in the current window (DbWorker.h, cacheReleases).
-    using Clock = std::chrono::steady_clock;
     const auto window = std::chrono::milliseconds(m_cacheWindowMs);
     bool cacheWarm = false;
     auto windowEnd = Clock::now() + window;
@@ -120,6 +145,14 @@ void DbWorker::run()
                 m_queue.pop_front();
             }
         }
+        if (!store && m_config.isPostgres() && !batch.empty() &&
+            Clock::now() - lastOpen >= std::chrono::seconds(1)) {
+            lastOpen = Clock::now();
+            close();
+            open();
+            if (store)
+                qInfo("%s: connection to the database opened again", qPrintable(m_name));
+        }
         if (!store) {
             for (Item &item : batch)
                 if (item.completion)
@@ -133,7 +166,16 @@ void DbWorker::run()
                 windowJobs = 0;
             }
             windowJobs += qsizetype(batch.size());
-            runBatch(*store, batch);
+            if (!runBatch(*store, batch) && store->isPostgres() && !alive()) {
+                qWarning("%s: the database connection was lost: %s", qPrintable(m_name),
+                         qPrintable(lost));
+                close();
+                lastOpen = {}; // the next batch opens a new one at once
+                openError = QStringLiteral("the database connection was lost; it is opened "
+                                           "again on the next request");
+                cacheWarm = false;
+                continue;
+            }
             cacheWarm = !store->isPostgres();
             now = Clock::now();
         }
@@ -155,13 +197,10 @@ void DbWorker::run()
             windowJobs = 0;
         }
     }
-    m_statements.clear(); // before their connection closes
-    store.reset();
-    if (!connectionName.isEmpty())
-        DatabaseConfig::close(connectionName);
+    close();
 }
 
-void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
+bool DbWorker::runBatch(Store &store, std::deque<Item> &batch)
 {
     ++m_batches;
     std::vector<QString> errors(batch.size());
@@ -187,9 +226,12 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
             from = to;
         }
     }
-    for (size_t i = 0; i < batch.size(); ++i)
+    bool ok = true;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        ok = ok && errors[i].isEmpty();
         if (batch[i].completion)
             batch[i].completion(errors[i]);
+    }
     if (m_checkpointWanted.exchange(false)) {
         QSqlQuery q(store.database());
         if (q.exec(QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)")))
@@ -197,6 +239,7 @@ void DbWorker::runBatch(Store &store, std::deque<Item> &batch)
         else
             qWarning("writer checkpoint failed: %s", qPrintable(q.lastError().text()));
     }
+    return ok;
 }
 
 void DbWorker::runTransaction(Store &store, std::deque<Item> &batch, size_t from, size_t to,

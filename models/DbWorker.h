@@ -17,7 +17,10 @@ class Store;
 // A writer runs whatever has queued up as one transaction (group commit), each job inside its
 // own savepoint so one failing job rolls back alone (on PostgreSQL a job posted with
 // Commit::Alone commits by itself between the groups before and after it); completions run only
-// after COMMIT, so nothing is reported written before it is durable.
+// after COMMIT, so nothing is reported written before it is durable. On PostgreSQL a batch
+// with a failed job is followed by a probe: a connection the server dropped is closed, and the
+// next batch opens a new one (at once, then at most once a second while that fails; jobs fail
+// with the reason meanwhile).
 class DbWorker : public QThread
 {
 public:
@@ -76,7 +79,8 @@ private:
         Completion completion;
         Commit commit;
     };
-    void runBatch(Store &store, std::deque<Item> &batch);
+    // False when a job of it failed.
+    bool runBatch(Store &store, std::deque<Item> &batch);
     // Runs batch[from, to) in one transaction, or, for a PostgreSQL job that commits alone
     // (to == from + 1), without one.
     void runTransaction(Store &store, std::deque<Item> &batch, size_t from, size_t to,

@@ -415,6 +415,47 @@ private slots:
         QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
     }
 
+    // PostgreSQL drops the server's connections (a restart, a failover): the next requests may
+    // fail with 503, and then the server is back without a restart, its charges all in the
+    // ledger.
+    void databaseConnectionsLost_data() { addBackendRows(); }
+    void databaseConnectionsLost()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        if (!f.store().isPostgres())
+            QSKIP("SQLite has no connection to lose");
+        const QByteArray key = f.createKey("reconnect");
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(1'000'000);
+        const QList<QPair<QByteArray, QByteArray>> auth{{"Authorization", "Bearer " + key}};
+        QCOMPARE(f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status, 200);
+        QSqlQuery q(f.store().database());
+        QVERIFY2(q.exec("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                        "datname = current_database() AND pid <> pg_backend_pid()"),
+                 qPrintable(q.lastError().text()));
+        QVERIFY(q.next());
+        QVERIFY2(q.value(0).toInt() >= 2,
+                 "the server's connections were not found"); // writer, readers
+        int status = 0;
+        int failures = 0;
+        QDeadlineTimer deadline(15'000);
+        while (
+            (status = f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status) !=
+                200 &&
+            !deadline.hasExpired()) {
+            QCOMPARE(status, 503);
+            ++failures;
+            QTest::qWait(100);
+        }
+        QCOMPARE(status, 200);
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status,
+                     200);
+        QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
+        qInfo("requests refused while the connections came back: %d", failures);
+    }
+
     // A billed stream holds its reservation until its charge has committed and the balance it
     // left is known, as an answer does (tst_address_http holdLastsUntilTheChargeCommits): its
     // last event waits for the commit, and a request admitted meanwhile could overdraw.
