@@ -68,6 +68,12 @@ bool parse(QByteArrayView head, int maxHeaderLines, HttpRequest *request, Error 
         return refuse(error, 400, QStringLiteral("The request target must be an absolute path."));
     request->path = rawPath.contains('%') ? QUrl::fromPercentEncoding(rawPath.toByteArray())
                                           : QString::fromUtf8(rawPath);
+    // The path is stored with usage records, and PostgreSQL's text holds no NUL: a %00 failed
+    // the whole settlement batch it was in.
+    for (const QChar c : std::as_const(request->path))
+        if (c.unicode() < 0x20 || c.unicode() == 0x7f)
+            return refuse(error, 400,
+                          QStringLiteral("The request path may not hold control characters."));
     if (q >= 0)
         request->query.setQuery(QString::fromUtf8(QByteArrayView(request->target).sliced(q + 1)));
 

@@ -3,9 +3,9 @@
 // The first input byte picks the header-line limit; the rest is the head. Besides "no crash, no
 // sanitizer report", it checks, and traps when one fails:
 //  1. a refusal is 400, 431 or 505 with a message;
-//  2. an accepted head has a token for its method, a target that is an absolute path, HTTP/1.0
-//     or 1.1, field names that are lower-case tokens, values without surrounding whitespace,
-//     and no more fields than lines;
+//  2. an accepted head has a token for its method, a target that is an absolute path (its
+//     decoded path without control characters), HTTP/1.0 or 1.1, field names that are lower-case
+//     tokens, values without surrounding whitespace, and no more fields than lines;
 //  3. an accepted head written out again in canonical form (CRLF, "name: value") is accepted
 //     with the same method, target, path, query, version and fields.
 
@@ -50,6 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(HttpHead::isToken(request.method), "the method is a token", input);
     require(request.target.startsWith('/') && request.path.startsWith(u'/'),
             "the target is an absolute path", input);
+    for (const QChar c : std::as_const(request.path))
+        require(c.unicode() >= 0x20 && c.unicode() != 0x7f, "the path holds no control character",
+                input);
     require(request.versionMinor == 0 || request.versionMinor == 1, "HTTP/1.0 or 1.1", input);
     require(request.headers.size() <= input.count('\n') && input.count('\n') <= maxLines,
             "no more fields than lines, no more lines than allowed", input);

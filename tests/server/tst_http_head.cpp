@@ -65,6 +65,14 @@ private slots:
         QTest::newRow("absolute URL")
             << QByteArray("GET http://x/ HTTP/1.1") << 10 << 400
             << QStringLiteral("The request target must be an absolute path.");
+        const QString control = QStringLiteral("The request path may not hold control characters.");
+        QTest::newRow("NUL in the path")
+            << QByteArray("GET /v1/a%00b HTTP/1.1") << 10 << 400 << control;
+        QTest::newRow("escape in the path")
+            << QByteArray("GET /%1b[31m HTTP/1.1") << 10 << 400 << control;
+        QTest::newRow("raw control byte")
+            << QByteArray("GET /a\x01 HTTP/1.1") << 10 << 400 << control;
+        QTest::newRow("DEL in the path") << QByteArray("GET /%7F HTTP/1.1") << 10 << 400 << control;
         QTest::newRow("folded") << QByteArray("GET / HTTP/1.1\r\nA: 1\r\n  more") << 10 << 400
                                 << QStringLiteral("Folded header lines are not accepted.");
         QTest::newRow("no colon") << QByteArray("GET / HTTP/1.1\r\nA 1") << 10 << 400 << field;
