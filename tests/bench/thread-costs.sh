@@ -12,8 +12,8 @@
 # divided by the requests answered: microseconds and bytes of each thread per request; then the
 # rest of the machine's CPU time over the same run, per request: the load generator's, every
 # other process's (PostgreSQL's backends with --pg) and the idle time (/proc/stat), so that all
-# the rows add up to the number of CPUs over the rate (less what the host took, if anything). --runs (default 3) rounds, then the
-# medians.
+# the rows add up to the number of CPUs over the rate (less what the host took, if anything).
+# --runs (default 3) rounds, then the medians.
 #
 # --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
 # load generator of gateway-bench.sh, after 0.5 s of warm-up), for the costs at a rate the
