@@ -161,6 +161,7 @@ public:
         return !m_done && step();
     }
     qint64 integer(int column) { return sqlite3_column_int64(m_s, column); }
+    bool isInteger(int column) { return sqlite3_column_type(m_s, column) == SQLITE_INTEGER; }
     QString text(int column)
     {
         const auto *data = static_cast<const char16_t *>(sqlite3_column_text16(m_s, column));
@@ -340,8 +341,11 @@ void Store::writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, 
 
     // One balance update per account; each entry's balance_after follows in batch order.
     QMap<qint64, qint64> total;
-    for (qsizetype i : charges)
-        total[batch[i].usage.accountId] -= batch[i].usage.cost;
+    for (qsizetype i : charges) {
+        qint64 &t = total[batch[i].usage.accountId];
+        if (__builtin_sub_overflow(t, batch[i].usage.cost, &t))
+            throw StoreError("the batch's charges to one account are beyond a balance's range");
+    }
     QHash<qint64, qint64> running; // account -> balance before the next entry
     for (auto it = total.cbegin(); it != total.cend(); ++it) {
         {
@@ -357,6 +361,10 @@ void Store::writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, 
         bal.run();
         if (!bal.next())
             throw StoreError("the account's balance could not be read back");
+        // SQLite turns a sum beyond 64 bits into a floating-point number (PostgreSQL refuses
+        // it): refused here too, so that a balance stays exact.
+        if (!bal.isInteger(0))
+            throw StoreError("the charge would take the balance beyond its range");
         running.insert(it.key(), bal.integer(0) - it.value());
     }
     for (qsizetype i : charges) {

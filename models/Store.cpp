@@ -374,6 +374,12 @@ ChargeResult Store::applyLedger(qint64 accountId, const QString &kind, qint64 am
                                                  : ChargeResult::Status::UnknownAccount;
         return result;
     }
+    // SQLite gives a sum beyond 64 bits as a floating-point number, where PostgreSQL refuses
+    // it: refused here too (the caller's transaction rolls the update back).
+    if (upd.value(0).typeId() == QMetaType::Double) {
+        upd.finish();
+        throw StoreError("the entry would take the balance beyond its range");
+    }
     const qint64 after = upd.value(0).toLongLong();
     upd.finish();
     const qint64 now = nowMs();
@@ -419,7 +425,8 @@ QList<LedgerEntry> Store::ledger(qint64 accountId, int limit, qint64 beforeId)
 
 qint64 Store::ledgerSum(qint64 accountId)
 {
-    QSqlQuery &q = prepared("SELECT COALESCE(SUM(amount), 0) FROM ledger WHERE account_id = ?");
+    QSqlQuery &q = prepared(
+        "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) FROM ledger WHERE account_id = ?");
     q.addBindValue(accountId);
     exec(q);
     q.next();
@@ -497,9 +504,10 @@ UsagePage Store::usage(const UsageQuery &uq)
 
 QList<UsageBucket> Store::usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs)
 {
-    QSqlQuery &q = prepared("SELECT (time_ms / ?) * ?, COUNT(*), COALESCE(SUM(cost), 0) "
-                            "FROM usage_records WHERE account_id = ? AND time_ms >= ? "
-                            "GROUP BY 1 ORDER BY 1");
+    QSqlQuery &q =
+        prepared("SELECT (time_ms / ?) * ?, COUNT(*), CAST(COALESCE(SUM(cost), 0) AS BIGINT) "
+                 "FROM usage_records WHERE account_id = ? AND time_ms >= ? "
+                 "GROUP BY 1 ORDER BY 1");
     q.addBindValue(bucketMs);
     q.addBindValue(bucketMs);
     q.addBindValue(accountId);

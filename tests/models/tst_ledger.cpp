@@ -573,6 +573,77 @@ private slots:
 
     // Through DatabaseService: settlements from many threads are stored in batches; one that
     // fails (an unknown account) fails alone, the others of its batch are stored.
+    // Amounts whose sum leaves 64 bits (an upstream that reports absurd usage): refused on both
+    // databases, one entry and one batch alike, and the balance stays an exact integer.
+    void amountsBeyondTheBalancesRange_data() { addBackendRows(); }
+    void amountsBeyondTheBalancesRange()
+    {
+        SY_OPEN_DB(t);
+        {
+            DatabaseService db(t.config());
+            db.start(); // migrations
+            grant(db, 1'000);
+            db.stop();
+        }
+        QSqlDatabase conn = t.config().open(QStringLiteral("range"));
+        Store s(conn, t.config().kind());
+        const qint64 account = s.defaultAccountId();
+        constexpr qint64 kMax = std::numeric_limits<qint64>::max();
+        constexpr qint64 kNoFloor = std::numeric_limits<qint64>::min();
+        const auto inTransaction = [&](const std::function<void()> &f) {
+            try {
+                s.transaction(f);
+                return true;
+            } catch (const StoreError &) {
+                return false;
+            }
+        };
+        // 1,000 - max fits; another max would not, and is not stored (refused outright on
+        // PostgreSQL; on SQLite the floor test's sum already leaves 64 bits).
+        QVERIFY(
+            inTransaction([&] { s.applyLedger(account, "charge", -kMax, "/x", "a", kNoFloor); }));
+        const qint64 low = 1'000 - kMax;
+        QCOMPARE(s.balance(account), low);
+        ChargeResult second;
+        const bool stored = inTransaction(
+            [&] { second = s.applyLedger(account, "charge", -kMax, "/x", "b", kNoFloor); });
+        QVERIFY(!stored || second.status != ChargeResult::Status::Committed);
+        QCOMPARE(s.balance(account), low);
+        // And a grant past the top.
+        const bool raised = inTransaction([&] {
+            s.applyLedger(account, "grant", kMax, "/x", "", 0);
+            s.applyLedger(account, "grant", kMax, "/x", "", 0);
+            s.applyLedger(account, "grant", kMax, "/x", "", 0);
+        });
+        QVERIFY(!raised);
+        QCOMPARE(s.balance(account), low);
+
+        const auto settlement = [&](const QString &id, qint64 cost) {
+            UsageRecord u;
+            u.accountId = account;
+            u.endpoint = QStringLiteral("/x");
+            u.cost = cost;
+            u.status = 200;
+            u.requestId = id;
+            u.time = QDateTime::currentDateTimeUtc();
+            return Store::Settlement{u, {}, {}};
+        };
+        // One charge that passes the bottom, and two whose sum leaves 64 bits.
+        for (const QList<Store::Settlement> &rows :
+             {QList<Store::Settlement>{settlement("c", kMax)},
+              QList<Store::Settlement>{settlement("d", kMax / 2 + 1),
+                                       settlement("e", kMax / 2 + 1)}}) {
+            QList<Store::Settlement> batch = rows;
+            QVERIFY(!inTransaction([&] { s.settleBatch(batch); }));
+            QCOMPARE(s.balance(account), low);
+        }
+        QSqlQuery q(conn);
+        QVERIFY(q.exec("SELECT balance FROM accounts WHERE id = " + QString::number(account)));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).typeId(), int(QMetaType::LongLong));
+        QCOMPARE(s.ledgerSum(account), low);
+    }
+
     void settlementsBatchAndFailAlone_data() { addBackendRows(); }
     void settlementsBatchAndFailAlone()
     {
