@@ -23,6 +23,15 @@ class TestLedger : public QObject
 {
     Q_OBJECT
 
+    // Migrates the test's database and grants its default account `amount` units.
+    static void seed(const TestDatabase &t, qint64 amount)
+    {
+        DatabaseService db(t.config());
+        db.start(); // migrations
+        grant(db, amount);
+        db.stop();
+    }
+
     static void grant(DatabaseService &db, qint64 amount)
     {
         std::latch done(1);
@@ -308,12 +317,7 @@ private slots:
     {
         QFETCH(bool, alone);
         SY_OPEN_DB(t);
-        {
-            DatabaseService db(t.config());
-            db.start(); // migrations
-            grant(db, 1'000'000);
-            db.stop();
-        }
+        seed(t, 1'000'000);
         QSqlDatabase conn = t.config().open(QStringLiteral("batch"));
         Store s(conn, t.config().kind());
         const qint64 account = s.defaultAccountId();
@@ -571,20 +575,13 @@ private slots:
         }
     }
 
-    // Through DatabaseService: settlements from many threads are stored in batches; one that
-    // fails (an unknown account) fails alone, the others of its batch are stored.
     // Amounts whose sum leaves 64 bits (an upstream that reports absurd usage): refused on both
     // databases, one entry and one batch alike, and the balance stays an exact integer.
     void amountsBeyondTheBalancesRange_data() { addBackendRows(); }
     void amountsBeyondTheBalancesRange()
     {
         SY_OPEN_DB(t);
-        {
-            DatabaseService db(t.config());
-            db.start(); // migrations
-            grant(db, 1'000);
-            db.stop();
-        }
+        seed(t, 1'000);
         QSqlDatabase conn = t.config().open(QStringLiteral("range"));
         Store s(conn, t.config().kind());
         const qint64 account = s.defaultAccountId();
@@ -644,6 +641,8 @@ private slots:
         QCOMPARE(s.ledgerSum(account), low);
     }
 
+    // Through DatabaseService: settlements from many threads are stored in batches; one that
+    // fails (an unknown account) fails alone, the others of its batch are stored.
     void settlementsBatchAndFailAlone_data() { addBackendRows(); }
     void settlementsBatchAndFailAlone()
     {
