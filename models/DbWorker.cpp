@@ -20,8 +20,11 @@ DbWorker::~DbWorker()
 void DbWorker::post(Job job, Completion completion, Commit commit)
 {
     {
-        std::lock_guard lock(m_mutex);
+        std::unique_lock lock(m_mutex);
         if (m_stopping) {
+            // Called without the lock: a completion may post again (DatabaseService's
+            // settlements do), which would wait for this lock on this thread for good.
+            lock.unlock();
             if (completion)
                 completion(QStringLiteral("the database is shutting down"));
             return;

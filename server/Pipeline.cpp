@@ -362,8 +362,15 @@ void Pipeline::releaseHold(const ContextPtr &ctx)
     }
 }
 
+Pipeline::~Pipeline()
+{
+    m_closing = true;
+}
+
 void Pipeline::releaseLeftHold(qint64 accountId, qint64 amount)
 {
+    if (m_closing)
+        return;
     if (QThread::currentThread() == thread())
         m_credits.release(accountId, amount);
     else

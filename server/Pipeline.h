@@ -22,6 +22,7 @@ class Pipeline : public QObject, public HttpHandler
     Q_OBJECT
 public:
     Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent = nullptr);
+    ~Pipeline() override;
 
     void addRoute(RouteSpec spec) { m_router.add(std::move(spec)); }
     // The envelope of errors under a path prefix that no route claims: the path itself and what
@@ -73,4 +74,7 @@ private:
     RateLimiter m_rates;
     CreditGate m_credits;
     Metrics m_metrics;
+    // Set as destruction begins: the members' waiting callbacks may hold the last reference to
+    // a context, whose destructor must not reach the credit gate they are being torn out of.
+    bool m_closing = false;
 };
