@@ -3,6 +3,7 @@
 #include "HttpConnection.h"
 
 #include <charconv>
+#include <QTimer>
 
 namespace {
 
@@ -34,7 +35,16 @@ void HttpExchange::abortConnection()
 
 bool HttpExchange::isOpen() const
 {
-    return !m_connection.isNull();
+    return !m_closed && !m_connection.isNull();
+}
+
+void HttpExchange::onClosed(std::function<void()> callback)
+{
+    if (m_closed && m_state != State::Done && callback) {
+        QTimer::singleShot(0, std::move(callback)); // not inside the caller's own setup
+        return;
+    }
+    m_onClosed = std::move(callback);
 }
 
 QByteArray HttpExchange::reasonPhrase(int status)
@@ -172,6 +182,7 @@ void HttpExchange::endStream()
 
 void HttpExchange::notifyClosed()
 {
+    m_closed = true;
     if (m_state == State::Done)
         return;
     if (auto cb = std::move(m_onClosed)) {

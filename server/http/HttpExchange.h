@@ -37,8 +37,9 @@ public:
     void setCloseAfter() { m_closeAfter = true; }
     bool closeAfter() const { return m_closeAfter; }
 
-    // Called once if the client disconnects before the response is complete.
-    void onClosed(std::function<void()> callback) { m_onClosed = std::move(callback); }
+    // Called once if the client disconnects before the response is complete; registered after
+    // that, it runs from the event loop, soon after.
+    void onClosed(std::function<void()> callback);
     void notifyClosed();
 
     static QByteArray reasonPhrase(int status);
@@ -58,6 +59,8 @@ private:
     QPointer<HttpConnection> m_connection;
     State m_state = State::Pending;
     bool m_closeAfter = false;
+    // The client left: the connection object lingers until its deletion is processed.
+    bool m_closed = false;
     std::function<void()> m_onClosed;
 };
 

@@ -54,6 +54,17 @@ void installBilledRoute(Pipeline &p)
             return;
         }
         const int delay = body->value("delay_ms").toInt();
+        if (body->value("watch_late").toBool()) {
+            // Watches for the client leaving only after the delay, as a family does that
+            // starts its upstream call late; its client may have left before.
+            // (The watch holds the request, as a family's call object would.)
+            QTimer::singleShot(delay, [ctx] {
+                ctx->exchange()->onClosed([ctx] {
+                    ctx->respondError(499, QStringLiteral("The client closed the request."));
+                });
+            });
+            return;
+        }
         auto answer = [ctx] { ctx->respondJson(200, QJsonObject{{"ok", true}}); };
         if (delay > 0)
             QTimer::singleShot(delay, answer);
@@ -454,6 +465,29 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
         QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
         qInfo("requests refused while the connections came back: %d", failures);
+    }
+
+    // A client that left before its request watched for it: the watch still runs (from the
+    // event loop), and the request is recorded as 499.
+    void closedBeforeWatched_data() { addBackendRows(); }
+    void closedBeforeWatched()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("late");
+        f.grant(100'000);
+        {
+            HttpClient leaving = f.client();
+            leaving.send("POST", "/v1/test/bill", {{"Authorization", "Bearer " + key}},
+                         R"({"cost": 1, "delay_ms": 300, "watch_late": true})");
+            QTRY_VERIFY_WITH_TIMEOUT(g_handlerRuns.load() > 0, 5'000);
+            leaving.socket().abort();
+        }
+        g_handlerRuns = 0;
+        UsageQuery q;
+        q.accountId = f.store().defaultAccountId();
+        QTRY_COMPARE_WITH_TIMEOUT(f.store().usage(q).records.size(), 1, 5'000);
+        QCOMPARE(f.store().usage(q).records.first().status, 499);
+        QCOMPARE(f.store().balance(q.accountId), qint64(100'000));
     }
 
     // A billed stream holds its reservation until its charge has committed and the balance it
