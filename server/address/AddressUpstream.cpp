@@ -108,8 +108,14 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
     call->onData = [body, call = std::weak_ptr<UpstreamCall>(call)](const QByteArray &data) {
         body->append(data);
         if (body->size() > 4 * 1024 * 1024) // an address answer is small; this is not one
-            if (auto c = call.lock())
+            if (auto c = call.lock()) {
+                // abort() drops onDone unrun: it is run here, as for any other failure, so that
+                // the local answer still goes out.
+                const auto done = std::move(c->onDone);
                 c->abort();
+                if (done)
+                    done(UpstreamError::Failed, QStringLiteral("its answer is over 4 MiB"));
+            }
     };
     // The client keeps the call alive until onDone has run.
     call->onDone = [ctx, status, body, local, price, gone](UpstreamError error,

@@ -139,6 +139,8 @@ private slots:
             << 200 << QByteArray("{\"division_info\":{}}") << false << "has no status";
         QTest::newRow("no data either")
             << 200 << QByteArray("{\"status\":\"NO_DATA\"}") << false << "no answer either";
+        QTest::newRow("over 4 MiB")
+            << 200 << QByteArray(5 * 1024 * 1024, 'x') << false << "over 4 MiB";
     }
     void upstreamFailureKeepsLocalAnswer()
     {
