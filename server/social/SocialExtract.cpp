@@ -205,9 +205,12 @@ void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
              const ContextPtr &ctx)
 {
     if (ctx->request().method == "HEAD") // billed work for an answer without its content
-        return ctx->respondError(405,
-                                 QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
-                                 QStringLiteral("invalid_request_error"));
+        return ctx->respondRaw(
+            405, "application/json",
+            ErrorEnvelope::body(ctx->errorStyle(), 405,
+                                QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
+                                QStringLiteral("invalid_request_error")),
+            {{"Allow", "GET"}});
     const QString url =
         ctx->request().query.queryItemValue(QStringLiteral("url"), QUrl::FullyDecoded);
     if (url.isEmpty())
