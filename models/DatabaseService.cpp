@@ -117,11 +117,7 @@ void DatabaseService::postSettlements()
             {
                 std::unique_lock lock(m_settleMutex);
                 gather(lock);
-                const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
-                taken->assign(std::make_move_iterator(m_settlements.begin()),
-                              std::make_move_iterator(m_settlements.begin() + n));
-                m_settlements.erase(m_settlements.begin(), m_settlements.begin() + n);
-                more = m_settleQueued = !m_settlements.empty();
+                more = takeSettlements(*taken);
             }
             if (more) // more than one batch waited: the rest in the next
                 postSettlements();
@@ -139,11 +135,7 @@ void DatabaseService::postSettlements()
                 bool more = false;
                 {
                     std::lock_guard lock(m_settleMutex);
-                    const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
-                    taken->assign(std::make_move_iterator(m_settlements.begin()),
-                                  std::make_move_iterator(m_settlements.begin() + n));
-                    m_settlements.erase(m_settlements.begin(), m_settlements.begin() + n);
-                    more = m_settleQueued = !m_settlements.empty();
+                    more = takeSettlements(*taken);
                 }
                 if (more)
                     postSettlements();
@@ -159,6 +151,17 @@ void DatabaseService::postSettlements()
             finishSettlements(*taken, *results, error);
         },
         DbWorker::Commit::Alone); // one statement on PostgreSQL
+}
+
+bool DatabaseService::takeSettlements(std::vector<PendingSettlement> &taken)
+{
+    // Under m_settleMutex; the caller posts for the rest after letting it go (a post may run a
+    // completion at once, which takes the lock again).
+    const size_t n = std::min(m_settlements.size(), kMaxSettleBatch);
+    taken.assign(std::make_move_iterator(m_settlements.begin()),
+                 std::make_move_iterator(m_settlements.begin() + n));
+    m_settlements.erase(m_settlements.begin(), m_settlements.begin() + n);
+    return m_settleQueued = !m_settlements.empty();
 }
 
 void DatabaseService::gather(std::unique_lock<std::mutex> &lock)

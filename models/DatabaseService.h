@@ -135,6 +135,9 @@ private:
     static constexpr size_t kMaxSettleBatch = 4096;
     void postSettlements();
     void gather(std::unique_lock<std::mutex> &lock);
+    // Moves up to a batch of the queued settlements into `taken`; true when some are left, for
+    // which the caller posts another job.
+    bool takeSettlements(std::vector<PendingSettlement> &taken);
     void settleOne(PendingSettlement pending);
     void finishSettlements(std::vector<PendingSettlement> &taken,
                            const QList<Store::Settlement> &results, const QString &error);

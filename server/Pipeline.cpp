@@ -261,7 +261,7 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
             if (ctx->clientGone()) {
                 // It left while its credit was read: nothing to do, and the 499 hands the hold
                 // back.
-                ctx->respondError(499, QStringLiteral("The client closed the request."));
+                ctx->respondClientLeft();
                 return;
             }
             then();

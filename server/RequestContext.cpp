@@ -95,10 +95,15 @@ void RequestContext::respondRaw(int status, const QByteArray &contentType, const
 }
 
 void RequestContext::respondError(int status, const QString &message, const QString &type,
-                                  const QString &param, const QString &code)
+                                  const QString &param, const QString &code, HttpHeaders extra)
 {
     respondRaw(status, "application/json",
-               ErrorEnvelope::body(m_style, status, message, type, param, code));
+               ErrorEnvelope::body(m_style, status, message, type, param, code), std::move(extra));
+}
+
+void RequestContext::respondClientLeft()
+{
+    respondError(499, QStringLiteral("The client closed the request."));
 }
 
 void RequestContext::reserve(qint64 amount, std::function<void()> then)

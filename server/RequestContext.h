@@ -62,7 +62,10 @@ public:
     void respondRaw(int status, const QByteArray &contentType, const QByteArray &body,
                     HttpHeaders extra = {});
     void respondError(int status, const QString &message, const QString &type = {},
-                      const QString &param = {}, const QString &code = {});
+                      const QString &param = {}, const QString &code = {}, HttpHeaders extra = {});
+    // 499, for a client that left: the request's usage is recorded, unbilled, and its hold
+    // goes back.
+    void respondClientLeft();
 
     // Holds `amount` more credit units for this request, on top of the route's reservation,
     // for work whose size shows only in the body (minutes of audio, images asked for). Admitted

@@ -73,13 +73,9 @@ bool AddressUpstream::wants(const QString &endpoint, const AddressApi::Reply &lo
 void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
                               const AddressApi::Reply &local, qint64 price)
 {
-    // A client that left answers 499 (unbilled), so that the request's usage is recorded and
-    // its hold goes back at once.
-    const auto gone = [](const ContextPtr &c) {
-        c->respondError(499, QStringLiteral("The client closed the request."));
-    };
+    // A client that left gets a 499, so that its hold goes back at once.
     if (ctx->clientGone()) // it left while the engine ran: onClosed has been and gone
-        return gone(ctx);
+        return ctx->respondClientLeft();
     UpstreamRequest request;
     request.url = m_config.baseUrl + "/v1/address/" + endpoint.toUtf8();
     request.headers = {"Content-Type: application/json", "Accept: application/json"};
@@ -97,12 +93,12 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
     auto body = std::make_shared<QByteArray>();
     std::weak_ptr<UpstreamCall> weak = call;
     std::weak_ptr<RequestContext> weakCtx = ctx; // the exchange keeps this; no cycle
-    ctx->exchange()->onClosed([weak, weakCtx, gone] {
+    ctx->exchange()->onClosed([weak, weakCtx] {
         const ContextPtr c = weakCtx.lock(); // kept past the abort, which lets go of onDone's
         if (auto call = weak.lock())
             call->abort(); // onDone will not run
         if (c && !c->isAnswered())
-            gone(c);
+            c->respondClientLeft();
     });
     call->onHead = [status](int code, const HttpHeaders &) { *status = code; };
     call->onData = [body, call = std::weak_ptr<UpstreamCall>(call)](const QByteArray &data) {
@@ -118,8 +114,7 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
             }
     };
     // The client keeps the call alive until onDone has run.
-    call->onDone = [ctx, status, body, local, price, gone](UpstreamError error,
-                                                           const QString &message) {
+    call->onDone = [ctx, status, body, local, price](UpstreamError error, const QString &message) {
         QString problem;
         QJsonObject answer;
         if (error != UpstreamError::None) {
@@ -143,7 +138,7 @@ void AddressUpstream::forward(const ContextPtr &ctx, const QString &endpoint,
         if (problem.isEmpty() && (upstreamStatus == u"NO_DATA" || upstreamStatus == u"NOT_FOUND"))
             problem = QStringLiteral("it had no answer either (%1)").arg(upstreamStatus);
         if (ctx->clientGone())
-            return gone(ctx);
+            return ctx->respondClientLeft();
         if (problem.isEmpty()) {
             ctx->usage().cost = price;
             ctx->respondJson(200, answer, {{"x-address-source", "upstream"}});

@@ -62,7 +62,7 @@ template <typename F> void onServer(const QPointer<QObject> &home, F f)
 // and the reservation released.
 void gone(const ContextPtr &ctx)
 {
-    ctx->respondError(499, QStringLiteral("The client closed the request."));
+    ctx->respondClientLeft();
 }
 
 // `also` runs on the server thread when the client leaves (to stop an upstream call).

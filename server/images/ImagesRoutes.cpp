@@ -125,7 +125,7 @@ void ImagesServer::submit(const ContextPtr &ctx)
 void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool async)
 {
     if (ctx->clientGone()) // recorded, unbilled, and its hold handed back
-        return ctx->respondError(499, QStringLiteral("The client closed the request."));
+        return ctx->respondClientLeft();
     const ImagesConfig &c = m_family.config();
     const ImageModel *model = c.model(req.model);
     const Identity &who = ctx->identity();

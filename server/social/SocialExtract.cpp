@@ -52,7 +52,7 @@ private:
             m_call->abort();
         if (m_hop)
             m_hop->abort();
-        m_ctx->respondError(499, QStringLiteral("The client closed the request."));
+        m_ctx->respondClientLeft();
     }
 
     void fail(int status, const QString &message)
@@ -205,12 +205,9 @@ void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
              const ContextPtr &ctx)
 {
     if (ctx->request().method == "HEAD") // billed work for an answer without its content
-        return ctx->respondRaw(
-            405, "application/json",
-            ErrorEnvelope::body(ctx->errorStyle(), 405,
-                                QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
-                                QStringLiteral("invalid_request_error")),
-            {{"Allow", "GET"}});
+        return ctx->respondError(
+            405, QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
+            QStringLiteral("invalid_request_error"), {}, {}, {{"Allow", "GET"}});
     const QString url =
         ctx->request().query.queryItemValue(QStringLiteral("url"), QUrl::FullyDecoded);
     if (url.isEmpty())

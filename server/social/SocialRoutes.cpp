@@ -87,14 +87,11 @@ void relayAction(SocialFamily &family, UpstreamClient *client, const ContextPtr 
     // an answer without its content.
     const QByteArray &method = ctx->request().method;
     if (action->method != method)
-        return ctx->respondRaw(
-            405, "application/json",
-            ErrorEnvelope::body(
-                ctx->errorStyle(), 405,
-                QStringLiteral("%1 takes %2, not %3.")
-                    .arg(path, QString::fromLatin1(action->method), QString::fromLatin1(method)),
-                QStringLiteral("invalid_request_error")),
-            {{"Allow", action->method}});
+        return ctx->respondError(
+            405,
+            QStringLiteral("%1 takes %2, not %3.")
+                .arg(path, QString::fromLatin1(action->method), QString::fromLatin1(method)),
+            QStringLiteral("invalid_request_error"), {}, {}, {{"Allow", action->method}});
     const QByteArray query = rawQuery(ctx->request());
     const QSet<QString> present = queryNames(query);
     for (const QString &name : action->requiredParams())
