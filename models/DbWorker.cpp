@@ -115,8 +115,12 @@ void DbWorker::run()
     // proxy) fails every job after it. A batch with a failure is followed by a probe; a dead
     // connection is closed, and the next batch opens a new one (at most one try a second while
     // the server cannot be reached: its jobs fail meanwhile, with the reason).
+    // A connection that ran nothing for kIdleProbeMs is probed before its next batch too, so
+    // that a drop while the server was quiet (an idle timeout, a restart at night) costs that
+    // batch a round trip instead of its requests' answers.
     using Clock = std::chrono::steady_clock;
     auto lastOpen = Clock::now();
+    auto lastUsed = lastOpen;
     QString lost; // why the probe failed
     const auto alive = [&] {
         QSqlQuery probe(store->database());
@@ -148,6 +152,13 @@ void DbWorker::run()
                 m_queue.pop_front();
             }
         }
+        if (store && store->isPostgres() && !batch.empty() &&
+            Clock::now() - lastUsed >= std::chrono::milliseconds(kIdleProbeMs) && !alive()) {
+            qWarning("%s: the database connection was lost while idle: %s", qPrintable(m_name),
+                     qPrintable(lost));
+            close();
+            lastOpen = {};
+        }
         if (!store && m_config.isPostgres() && !batch.empty() &&
             Clock::now() - lastOpen >= std::chrono::seconds(1)) {
             lastOpen = Clock::now();
@@ -169,7 +180,9 @@ void DbWorker::run()
                 windowJobs = 0;
             }
             windowJobs += qsizetype(batch.size());
-            if (!runBatch(*store, batch) && store->isPostgres() && !alive()) {
+            const bool ran = runBatch(*store, batch);
+            lastUsed = Clock::now();
+            if (!ran && store->isPostgres() && !alive()) {
                 qWarning("%s: the database connection was lost: %s", qPrintable(m_name),
                          qPrintable(lost));
                 close();

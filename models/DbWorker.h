@@ -18,9 +18,10 @@ class Store;
 // own savepoint so one failing job rolls back alone (on PostgreSQL a job posted with
 // Commit::Alone commits by itself between the groups before and after it); completions run only
 // after COMMIT, so nothing is reported written before it is durable. On PostgreSQL a batch
-// with a failed job is followed by a probe: a connection the server dropped is closed, and the
-// next batch opens a new one (at once, then at most once a second while that fails; jobs fail
-// with the reason meanwhile).
+// with a failed job is followed by a probe, and so is a batch that comes after kIdleProbeMs
+// without one: a connection the server dropped is closed, and the next batch (after an idle
+// spell, this one) opens a new one (at once, then at most once a second while that fails; jobs
+// fail with the reason meanwhile).
 class DbWorker : public QThread
 {
 public:
@@ -51,6 +52,8 @@ public:
     void flush();
     // Finishes every job already posted, then ends the thread.
     void shutdown();
+
+    static constexpr int kIdleProbeMs = 1'000;
 
     quint64 batches() const { return m_batches; }
     // SQLite writer: run a PASSIVE checkpoint after the current batch's answers went out (the

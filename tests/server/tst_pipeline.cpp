@@ -1,3 +1,4 @@
+#include "DbWorker.h"
 #include "Pipeline.h"
 #include "ServerFixture.h"
 
@@ -465,6 +466,37 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
         QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
         qInfo("requests refused while the connections came back: %d", failures);
+    }
+
+    // Connections dropped while the server was quiet are found by the probe before the next
+    // batch: no request is refused for them.
+    void databaseConnectionsLostWhileIdle_data() { addBackendRows(); }
+    void databaseConnectionsLostWhileIdle()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        if (!f.store().isPostgres())
+            QSKIP("SQLite has no connection to lose");
+        const QByteArray key = f.createKey("idle");
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(1'000'000);
+        const QList<QPair<QByteArray, QByteArray>> auth{{"Authorization", "Bearer " + key}};
+        for (int round = 0; round < 2; ++round) {
+            QCOMPARE(f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status,
+                     200);
+            QSqlQuery q(f.store().database());
+            QVERIFY2(q.exec("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid()"),
+                     qPrintable(q.lastError().text()));
+            QVERIFY(q.next());
+            QVERIFY2(q.value(0).toInt() >= 2, "the server's connections were not found");
+            QTest::qWait(DbWorker::kIdleProbeMs + 300);
+            for (int i = 0; i < 3; ++i)
+                QCOMPARE(f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 1})").status,
+                         200);
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
+        QCOMPARE(f.store().balance(account), qint64(1'000'000 - 8));
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
     }
 
     // A client that left before its request watched for it: the watch still runs (from the
