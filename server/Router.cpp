@@ -110,7 +110,8 @@ Router::Match Router::match(const QByteArray &method, const QString &path) const
         QHash<QString, QString> params;
         if (!matches(e.segments, segments, &params))
             continue;
-        if (e.spec->method == method || (method == "HEAD" && e.spec->method == "GET")) {
+        if (e.spec->method == method ||
+            (method == "HEAD" && e.spec->method == "GET" && e.spec->head)) {
             m.route = e.spec.get();
             m.params = std::move(params);
             m.allowedMethods.clear();

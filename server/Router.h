@@ -37,6 +37,10 @@ struct RouteSpec
     qint64 bodyLimit = 0;   // this route's own body limit (0: the server's JSON or upload one)
     QString tooLarge;       // the 413 message for a body over the limit (empty: a generic one)
     ErrorStyle errorStyle = ErrorStyle::OpenAI; // the envelope of this route's errors
+    // A GET route answers HEAD as GET without the body. False: HEAD gets 405 before the
+    // credential, the rate limit and the credit hold (a paid upstream call for an answer
+    // without its content).
+    bool head = true;
     std::function<void(const ContextPtr &)> handler;
 };
 

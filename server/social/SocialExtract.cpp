@@ -204,10 +204,6 @@ private:
 void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
              const ContextPtr &ctx)
 {
-    if (ctx->request().method == "HEAD") // billed work for an answer without its content
-        return ctx->respondError(
-            405, QStringLiteral("%1 takes GET, not HEAD.").arg(ctx->request().path),
-            QStringLiteral("invalid_request_error"), {}, {}, {{"Allow", "GET"}});
     const QString url =
         ctx->request().query.queryItemValue(QStringLiteral("url"), QUrl::FullyDecoded);
     if (url.isEmpty())
@@ -248,6 +244,7 @@ QList<RouteSpec> extractRoutes(SocialFamily &family, const ServerScope &scope)
     r.auth = AuthMode::ApiKey;
     r.bucket = QStringLiteral("social");
     r.errorStyle = ErrorStyle::Social;
+    r.head = false; // an upstream call and a charge for an answer without its content
     r.handler = [&family, client, fetch](const ContextPtr &ctx) {
         extract(family, client, fetch, ctx);
     };

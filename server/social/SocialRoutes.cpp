@@ -83,8 +83,7 @@ void relayAction(SocialFamily &family, UpstreamClient *client, const ContextPtr 
     const SocialAction *action = catalog->find(platform + path.mid(slash));
     if (!action)
         return invalidPath(ctx);
-    // HEAD is refused with the other methods: it would cost an upstream call and a charge for
-    // an answer without its content.
+    // Both methods reach every action path (HEAD reaches none: the routes refuse it).
     const QByteArray &method = ctx->request().method;
     if (action->method != method)
         return ctx->respondError(
@@ -226,6 +225,7 @@ QList<RouteSpec> socialRoutes(SocialFamily &family, const ServerScope &scope)
         r.bucket = QStringLiteral("social");
         r.bodyLimit = kMaxBodyBytes;
         r.errorStyle = ErrorStyle::Social;
+        r.head = false; // an upstream call and a charge for an answer without its content
         r.handler = [&family, client](const ContextPtr &ctx) { relayAction(family, client, ctx); };
         routes.append(std::move(r));
     }

@@ -136,6 +136,20 @@ private slots:
         QVERIFY(!r.anyForPath("/nothing/here"));
     }
 
+    // A GET route that refuses HEAD: the path answers 405 and names GET, before any handler.
+    void headRefused()
+    {
+        Router r;
+        RouteSpec paid = route("GET", "/paid/{x+}");
+        paid.head = false;
+        r.add(std::move(paid));
+        r.add(route("POST", "/paid/{x+}"));
+        r.add(route("GET", "/free"));
+        QCOMPARE(decide(r, "GET", "/paid/a/b"), QStringLiteral("/paid/{x+}|x=a/b;"));
+        QCOMPARE(decide(r, "HEAD", "/paid/a/b"), QStringLiteral("405:GET,POST"));
+        QCOMPARE(decide(r, "HEAD", "/free"), QStringLiteral("/free|"));
+    }
+
     void firstRegisteredWins()
     {
         // A placeholder registered before a literal takes the paths both match.

@@ -612,13 +612,15 @@ private slots:
         QCOMPARE(disabled.status, 403);
         QCOMPARE(disabled.body,
                  errorBody("Platform \"bilibili\" is not available", "invalid_request_error"));
-        // HEAD on the billed GETs (the answer is its head alone, so read raw).
-        const auto headOf = [&](const QByteArray &target) {
+        // HEAD on the billed GETs (the answer is its head alone, so read raw), refused by the
+        // routes before the credential is even looked at.
+        const auto headOf = [&](const QByteArray &target, const QByteArray &key) {
             HttpClient c = s.f->client();
             if (!c.connectIfNeeded())
                 return QByteArray();
-            c.sendRaw("HEAD " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.key +
-                      "\r\n\r\n");
+            c.sendRaw("HEAD " + target + " HTTP/1.1\r\nHost: x\r\n" +
+                      (key.isEmpty() ? QByteArray() : "Authorization: Bearer " + key + "\r\n") +
+                      "\r\n");
             QByteArray seen;
             QDeadlineTimer deadline(5'000);
             while (!seen.contains("\r\n\r\n") && !deadline.hasExpired()) {
@@ -627,14 +629,18 @@ private slots:
             }
             return seen;
         };
-        for (const QByteArray &head :
-             {headOf("/v1/social-media/video/extract?url=" +
-                     QUrl::toPercentEncoding(
-                         QStringLiteral("https://www.douyin.com/video/7448118827402972455"))),
-              headOf("/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=1")}) {
-            QVERIFY2(head.startsWith("HTTP/1.1 405"), head.constData());
-            QVERIFY2(head.contains("\r\nAllow: GET\r\n"), head.constData());
-        }
+        const QByteArray extractTarget = "/v1/social-media/video/extract?url=" +
+                                         QUrl::toPercentEncoding(QStringLiteral(
+                                             "https://www.douyin.com/video/7448118827402972455"));
+        const QByteArray dataTarget =
+            "/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=1";
+        for (const QByteArray &key : {s.key, QByteArray()})
+            for (const auto &[target, allow] : {std::pair{extractTarget, QByteArray("GET")},
+                                                std::pair{dataTarget, QByteArray("GET, POST")}}) {
+                const QByteArray head = headOf(target, key);
+                QVERIFY2(head.startsWith("HTTP/1.1 405"), head.constData());
+                QVERIFY2(head.contains("\r\nAllow: " + allow + "\r\n"), head.constData());
+            }
         QCOMPARE(upstreamRequests(s.fake), upstream);
         // An answer without a video (the fake's ids starting with 404): 502, unbilled.
         const HttpReply empty =
