@@ -142,8 +142,12 @@ void DatabaseService::postSettlements()
                 finishSettlements(*taken, *results, error);
                 return;
             }
-            if (!error.isEmpty() && taken->size() > 1) {
-                // One of them failed the batch: each on its own, so that only it fails.
+            if (!error.isEmpty()) {
+                // One of them failed the batch, or the connection was lost under it (the
+                // writer opens a new one for the next job): each on its own, so that only a
+                // failing one fails. A charge stored after all is found as such (Duplicate);
+                // a usage record alone would be stored twice, if the lost connection had
+                // committed it.
                 for (PendingSettlement &p : *taken)
                     settleOne(std::move(p));
                 return;

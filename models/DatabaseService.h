@@ -83,7 +83,9 @@ public:
     // Usage record and, when cost > 0, its charge, in one transaction. The charge may take the
     // balance below zero (the work was already delivered); see README, "Credits". Settlements
     // queue for the writer, which stores all those waiting in one batch (Store::settleBatch);
-    // a batch that fails is retried one settlement at a time, so only a failing one fails.
+    // a batch that fails (a batch of one too: PostgreSQL may have dropped the connection under
+    // it, and the writer opens a new one) is retried one settlement at a time, so only a
+    // failing one fails.
     // done runs on context's thread (every done of one batch in one event, in order). ticket:
     // the one taken for this settlement, if any.
     void settle(QObject *context, UsageRecord record,
