@@ -145,9 +145,9 @@ void DatabaseService::postSettlements()
             if (!error.isEmpty()) {
                 // One of them failed the batch, or the connection was lost under it (the
                 // writer opens a new one for the next job): each on its own, so that only a
-                // failing one fails. A charge stored after all is found as such (Duplicate);
-                // a usage record alone would be stored twice, if the lost connection had
-                // committed it.
+                // failing one fails. What the lost connection committed after all is found,
+                // not stored twice: a charge by its request id (Duplicate), a usage record
+                // alone by its account, time and request id.
                 for (PendingSettlement &p : *taken)
                     settleOne(std::move(p));
                 return;
@@ -202,8 +202,13 @@ void DatabaseService::settleOne(PendingSettlement pending)
                 if (out.charge.status == ChargeResult::Status::UnknownAccount)
                     throw StoreError("unknown account");
             }
-            if (out.charge.status != ChargeResult::Status::Duplicate)
-                record.id = store.insertUsage(record);
+            if (out.charge.status != ChargeResult::Status::Duplicate) {
+                // A charge stored before is Duplicate above; a usage record alone is looked for.
+                if (record.cost <= 0)
+                    record.id = store.storedUsageId(record);
+                if (!record.id)
+                    record.id = store.insertUsage(record);
+            }
             results->append(out);
         },
         [this, taken, results](const QString &error) {

@@ -445,6 +445,21 @@ bool Store::accountExists(qint64 accountId)
     return found;
 }
 
+qint64 Store::storedUsageId(const UsageRecord &r)
+{
+    if (r.requestId.isEmpty() || !r.time.isValid())
+        return 0;
+    QSqlQuery &q = prepared("SELECT id FROM usage_records WHERE account_id = ? AND time_ms = ? "
+                            "AND request_id = ?");
+    q.addBindValue(r.accountId);
+    q.addBindValue(r.time.toMSecsSinceEpoch());
+    q.addBindValue(text(r.requestId));
+    exec(q);
+    const qint64 id = q.next() ? q.value(0).toLongLong() : 0;
+    q.finish();
+    return id;
+}
+
 qint64 Store::insertUsage(const UsageRecord &r)
 {
     static const QByteArray sql = [] {

@@ -98,6 +98,11 @@ public:
     // Stores a usage record and returns its id; throws StoreError when its account does not
     // exist (on PostgreSQL no foreign key checks that: Migrations.cpp, core step 5).
     qint64 insertUsage(const UsageRecord &record);
+    // The id of a stored usage record with the record's account, time and request id (0: none;
+    // an empty request id matches nothing). For a settlement retried after a lost connection,
+    // which may have committed it (DatabaseService::settleOne); found through the account and
+    // time index.
+    qint64 storedUsageId(const UsageRecord &record);
 
     // One settlement of a batch: a usage record and, when its cost is positive, its charge.
     struct Settlement

@@ -224,6 +224,38 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 0);
     }
 
+    // What a settlement retried after a lost connection looks for before storing a usage
+    // record alone again.
+    void storedUsageIsFound_data() { addBackendRows(); }
+    void storedUsageIsFound()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        UsageRecord u;
+        u.accountId = s.defaultAccountId();
+        u.endpoint = "/v1/x";
+        u.status = 200;
+        u.requestId = "req_stored";
+        u.time = QDateTime::fromMSecsSinceEpoch(1'700'000'000'123, Qt::UTC);
+        QCOMPARE(s.storedUsageId(u), qint64(0));
+        const qint64 id = s.insertUsage(u);
+        QVERIFY(id > 0);
+        QCOMPARE(s.storedUsageId(u), id);
+        UsageRecord other = u;
+        other.requestId = "req_other";
+        QCOMPARE(s.storedUsageId(other), qint64(0));
+        other = u;
+        other.time = u.time.addMSecs(1);
+        QCOMPARE(s.storedUsageId(other), qint64(0));
+        other = u;
+        other.accountId = u.accountId + 1;
+        QCOMPARE(s.storedUsageId(other), qint64(0));
+        other = u;
+        other.requestId.clear(); // an empty id names no record
+        s.insertUsage(other);
+        QCOMPARE(s.storedUsageId(other), qint64(0));
+    }
+
     void apiKeysAreStoredHashed_data() { addBackendRows(); }
     void apiKeysAreStoredHashed()
     {

@@ -455,6 +455,24 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
         QCOMPARE(f.store().balance(account), qint64(1'000'000 - 7));
         QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
+        // A usage record alone (nothing to charge) the same way, stored once.
+        QVERIFY(q.exec("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                       "datname = current_database() AND pid <> pg_backend_pid()"));
+        QCOMPARE(f.client().request("POST", "/v1/test/bill", auth, R"({"cost": 0})").status, 200);
+        // Its answer does not wait for it: read until it is there, then a moment longer.
+        const auto records = [&q] {
+            return q.exec("SELECT count(*), count(DISTINCT request_id), sum(cost) FROM "
+                          "usage_records") &&
+                           q.next()
+                       ? QStringLiteral("%1 %2 %3")
+                             .arg(q.value(0).toInt())
+                             .arg(q.value(1).toInt())
+                             .arg(q.value(2).toInt())
+                       : q.lastError().text();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(records(), QStringLiteral("8 8 7"), 5'000);
+        QTest::qWait(200);
+        QCOMPARE(records(), QStringLiteral("8 8 7"));
     }
 
     // Connections dropped while the server was quiet are found by the probe before the next
