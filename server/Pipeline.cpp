@@ -34,6 +34,7 @@ Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject 
     : QObject(parent), m_db(db), m_settings(settings), m_auth(db, settings.authCacheMs, this),
       m_credits(db, this, settings.balanceFreshMs)
 {
+    m_clock.start();
 }
 
 void Pipeline::addErrorPrefix(const QString &prefix, ErrorStyle style)
@@ -204,10 +205,12 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
         const QByteArray bucketKey =
             (id.keyId ? "k" + QByteArray::number(id.keyId) : "t" + QByteArray::number(id.tokenId)) +
             ':' + route.bucket.toUtf8();
-        d = m_rates.take(bucketKey, limit, QDateTime::currentMSecsSinceEpoch());
+        d = m_rates.take(bucketKey, limit, m_clock.elapsed());
+        const qint64 resetEpochSeconds =
+            (QDateTime::currentMSecsSinceEpoch() + d.resetInMs + 999) / 1000;
         ctx->m_rateHeaders = {{"X-RateLimit-Limit", QByteArray::number(d.limit)},
                               {"X-RateLimit-Remaining", QByteArray::number(d.remaining)},
-                              {"X-RateLimit-Reset", QByteArray::number(d.resetEpochSeconds)}};
+                              {"X-RateLimit-Reset", QByteArray::number(resetEpochSeconds)}};
     }
     if (!d.allowed) {
         ctx->m_rateHeaders.append({"Retry-After", QByteArray::number(d.retryAfterSeconds)});

@@ -10,6 +10,7 @@
 #include "ServerSettings.h"
 #include "Store.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 
 class DatabaseService;
@@ -72,6 +73,7 @@ private:
     QList<QPair<QString, ErrorStyle>> m_errorPrefixes;
     Authenticator m_auth;
     RateLimiter m_rates;
+    QElapsedTimer m_clock; // the rate limiter's time: monotonic, since the Pipeline began
     CreditGate m_credits;
     Metrics m_metrics;
     // Set as destruction begins: the members' waiting callbacks may hold the last reference to

@@ -4,10 +4,6 @@
 
 RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qint64 nowMs)
 {
-    // nowMs is the wall clock, which may step back (NTP, an operator): time that went backwards
-    // counts as none, so a bucket neither drains nor waits for the clock to catch up.
-    if (nowMs < m_lastSweepMs)
-        m_lastSweepMs = nowMs;
     // Forget buckets that have been full for a while so the table stays bounded.
     if (nowMs - m_lastSweepMs > 60'000) {
         m_lastSweepMs = nowMs;
@@ -25,8 +21,7 @@ RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qi
     if (it == m_buckets.end() || it->limit != perMinute)
         it = m_buckets.insert(key, Bucket{double(perMinute), nowMs, perMinute});
     Bucket &b = *it;
-    b.tokens = std::min<double>(perMinute,
-                                b.tokens + std::max<qint64>(0, nowMs - b.updatedMs) * ratePerMs);
+    b.tokens = std::min<double>(perMinute, b.tokens + (nowMs - b.updatedMs) * ratePerMs);
     b.updatedMs = nowMs;
     if (b.tokens >= 1.0) {
         b.tokens -= 1.0;
@@ -37,6 +32,6 @@ RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qi
     }
     d.remaining = int(std::floor(b.tokens));
     const double msToFull = (perMinute - b.tokens) / ratePerMs;
-    d.resetEpochSeconds = (nowMs + qint64(std::ceil(msToFull)) + 999) / 1000;
+    d.resetInMs = qint64(std::ceil(msToFull));
     return d;
 }

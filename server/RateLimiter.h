@@ -7,6 +7,8 @@
 // Token buckets per (credential, bucket name): a limit of N requests per minute refills N/60
 // tokens a second up to N, so a client may burst N and then sustain N a minute. Kept in memory
 // per instance (instances sharing a database each enforce the limit on their own traffic).
+// Time is a monotonic clock's milliseconds (the Pipeline's): a wall clock that steps, forward
+// or back, neither fills nor drains a bucket.
 class RateLimiter
 {
 public:
@@ -15,8 +17,8 @@ public:
         bool allowed = true;
         int limit = 0;
         int remaining = 0;
-        qint64 resetEpochSeconds = 0; // when the bucket will be full again
-        int retryAfterSeconds = 0;    // when refused: until one request is allowed
+        qint64 resetInMs = 0;      // until the bucket is full again
+        int retryAfterSeconds = 0; // when refused: until one request is allowed
     };
 
     Decision take(const QByteArray &key, int perMinute, qint64 nowMs);

@@ -281,22 +281,27 @@ private slots:
         QCOMPARE(c.get("/api/v1/credits/balance", b).status, 200);
     }
 
-    // The limiter reads the wall clock: a step back leaves a bucket as it was, not drained.
-    void rateLimiterClockStepsBack()
+    // The limiter's time is the Pipeline's monotonic clock: a bucket refills with it alone, and
+    // says how long until it is full (the Reset header adds that to the wall clock).
+    void rateLimiterRefillsByItsOwnClock()
     {
         RateLimiter limiter;
-        const qint64 now = 1'800'000'000'000;
-        QCOMPARE(limiter.take("k", 60, now).remaining, 59);
-        const RateLimiter::Decision back = limiter.take("k", 60, now - 3'600'000);
-        QVERIFY(back.allowed);
-        QCOMPARE(back.remaining, 58);
-        // Time runs on from where the clock now stands: one token a second.
-        QCOMPARE(limiter.take("k", 60, now - 3'600'000 + 2'000).remaining, 59);
+        const RateLimiter::Decision first = limiter.take("k", 60, 0);
+        QCOMPARE(first.remaining, 59);
+        QCOMPARE(first.resetInMs, qint64(1'000));
         for (int i = 0; i < 59; ++i)
-            QVERIFY(limiter.take("k", 60, now - 3'600'000 + 2'000).allowed);
-        const RateLimiter::Decision refused = limiter.take("k", 60, now - 3'600'000 + 2'000);
+            QVERIFY(limiter.take("k", 60, 500).allowed);
+        const RateLimiter::Decision refused = limiter.take("k", 60, 500);
         QVERIFY(!refused.allowed);
         QCOMPARE(refused.retryAfterSeconds, 1);
+        QCOMPARE(refused.resetInMs, qint64(59'500));
+        // One token a second, never more than the limit.
+        QVERIFY(limiter.take("k", 60, 1'500).allowed);
+        QVERIFY(!limiter.take("k", 60, 1'500).allowed);
+        QCOMPARE(limiter.take("k", 60, 3'600'000).remaining, 59);
+        // Another key, and the same key with another limit, start full.
+        QCOMPARE(limiter.take("other", 60, 3'600'000).remaining, 59);
+        QCOMPARE(limiter.take("k", 10, 3'600'000).remaining, 9);
     }
 
     void creditsGateAndSettlement_data() { addBackendRows(); }
