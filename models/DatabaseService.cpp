@@ -146,8 +146,7 @@ void DatabaseService::postSettlements()
                 // One of them failed the batch, or the connection was lost under it (the
                 // writer opens a new one for the next job): each on its own, so that only a
                 // failing one fails. What the lost connection committed after all is found,
-                // not stored twice: a charge by its request id (Duplicate), a usage record
-                // alone by its account, time and request id.
+                // not stored twice (settleOne).
                 for (PendingSettlement &p : *taken)
                     settleOne(std::move(p));
                 return;
@@ -201,13 +200,21 @@ void DatabaseService::settleOne(PendingSettlement pending)
                                                std::numeric_limits<qint64>::min() / 2);
                 if (out.charge.status == ChargeResult::Status::UnknownAccount)
                     throw StoreError("unknown account");
+                // Without a floor only a balance leaving its range refuses a charge (on SQLite
+                // the floor test's sum is then no integer): it fails, as in a batch.
+                if (out.charge.status == ChargeResult::Status::Insufficient)
+                    throw StoreError("the charge would take the balance beyond its range");
             }
-            if (out.charge.status != ChargeResult::Status::Duplicate) {
-                // A charge stored before is Duplicate above; a usage record alone is looked for.
-                if (record.cost <= 0)
-                    record.id = store.storedUsageId(record);
-                if (!record.id)
-                    record.id = store.insertUsage(record);
+            // A retry after a lost connection, which may have committed this settlement after
+            // all: its usage record is looked for before it is stored (the account, time and
+            // request id name it). A charge found stored (Duplicate) with its usage record is
+            // this settlement's own, and is reported as committed.
+            record.id = store.storedUsageId(record);
+            if (out.charge.status == ChargeResult::Status::Duplicate) {
+                if (record.id)
+                    out.charge.status = ChargeResult::Status::Committed;
+            } else if (!record.id) {
+                record.id = store.insertUsage(record);
             }
             results->append(out);
         },

@@ -695,6 +695,89 @@ private slots:
         QCOMPARE(q.value(1).toLongLong(), qint64(3 * (kThreads * kPerThread - 2)));
     }
 
+    // A batch that fails is settled again one by one. What an earlier commit stored (a lost
+    // PostgreSQL connection may have committed the batch before it dropped) is found, not
+    // stored twice: a usage record alone, and a charge with its usage record, reported as
+    // committed. A charge the balance's range refuses fails alone, and stores nothing.
+    void retriedSettlementsFindWhatWasStored_data() { addBackendRows(); }
+    void retriedSettlementsFindWhatWasStored()
+    {
+        SY_OPEN_DB(t);
+        seed(t, 1'000);
+        const auto record = [](const QString &id, qint64 cost, qint64 timeMs) {
+            UsageRecord u;
+            u.endpoint = QStringLiteral("/x");
+            u.cost = cost;
+            u.status = 200;
+            u.requestId = id;
+            u.time = QDateTime::fromMSecsSinceEpoch(timeMs, Qt::UTC);
+            return u;
+        };
+        QList<UsageRecord> records{record("x0", 0, 1'700'000'000'001),
+                                   record("c1", 5, 1'700'000'000'002),
+                                   record("n1", 7, 1'700'000'000'003)};
+        // Three charges whose sum leaves 64 bits fail the batch; alone, the first passes.
+        for (const char *id : {"o1", "o2", "o3"})
+            records.append(record(QLatin1String(id), qint64(1) << 62, 1'700'000'000'004));
+        {
+            QSqlDatabase conn = t.config().open(QStringLiteral("earlier"));
+            Store s(conn, t.config().kind());
+            for (UsageRecord &u : records)
+                u.accountId = s.defaultAccountId();
+            s.transaction([&] {
+                s.insertUsage(records[0]);
+                s.applyLedger(records[1].accountId, "charge", -5, "/x", "c1", 0);
+                s.insertUsage(records[1]);
+            });
+        }
+        DatabaseService db(t.config());
+        std::atomic<int> appended{0}, recorded{0};
+        connect(
+            &db, &DatabaseService::ledgerAppended, &db, [&] { ++appended; }, Qt::DirectConnection);
+        connect(
+            &db, &DatabaseService::usageRecorded, &db, [&] { ++recorded; }, Qt::DirectConnection);
+        db.start();
+        QList<DbResult<ChargeResult>> results(records.size());
+        std::latch done(records.size());
+        {
+            WriterHold hold(db); // all of them in one batch
+            for (qsizetype i = 0; i < records.size(); ++i)
+                db.settle(nullptr, records[i], [&, i](const DbResult<ChargeResult> &r) {
+                    results[i] = r;
+                    done.count_down();
+                });
+        }
+        done.wait();
+        const qint64 batches = qint64(db.writerBatches());
+        db.stop();
+        for (int i : {0, 1, 2, 3})
+            QVERIFY2(results[i].ok(), qPrintable(records[i].requestId + ": " + results[i].error));
+        for (int i : {1, 2, 3})
+            QCOMPARE(results[i].value.status, ChargeResult::Status::Committed);
+        QCOMPARE(results[1].value.entry.amount, qint64(-5));
+        for (int i : {4, 5})
+            QVERIFY(!results[i].ok());
+        QCOMPARE(appended.load(), 3);
+        QCOMPARE(recorded.load(), 4);
+        QVERIFY2(batches > 2, "the batch did not fail"); // the hold, the batch, the retries
+
+        QSqlDatabase conn = t.config().open(QStringLiteral("check"));
+        Store s(conn, t.config().kind());
+        const qint64 account = s.defaultAccountId();
+        QCOMPARE(s.balance(account), 1'000 - 5 - 7 - (qint64(1) << 62));
+        QCOMPARE(s.ledgerSum(account), s.balance(account));
+        QSqlQuery q(conn);
+        QVERIFY(q.exec("SELECT request_id, COUNT(*) FROM usage_records GROUP BY request_id "
+                       "ORDER BY request_id"));
+        QStringList rows;
+        while (q.next())
+            rows.append(q.value(0).toString() + u'=' + q.value(1).toString());
+        QCOMPARE(rows, QStringList({"c1=1", "n1=1", "o1=1", "x0=1"}));
+        QVERIFY(q.exec("SELECT COUNT(*) FROM ledger WHERE kind = 'charge'"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 3);
+    }
+
     // The writer's Commit::Alone: on PostgreSQL such a job runs outside the group's transaction
     // (a SAVEPOINT there is refused), on SQLite inside it; either way the jobs run and are
     // written in the order posted, and a grouped job that fails fails alone.
