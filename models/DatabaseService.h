@@ -85,7 +85,8 @@ public:
     // queue for the writer, which stores all those waiting in one batch (Store::settleBatch);
     // a batch that fails (a batch of one too: PostgreSQL may have dropped the connection under
     // it, and the writer opens a new one) is retried one settlement at a time, so only a
-    // failing one fails.
+    // failing one fails; what the failed batch committed after all is found by the record's
+    // request id (which every settlement of the server's has), not stored twice.
     // done runs on context's thread (every done of one batch in one event, in order). ticket:
     // the one taken for this settlement, if any.
     void settle(QObject *context, UsageRecord record,
