@@ -200,8 +200,9 @@ void DatabaseService::settleOne(PendingSettlement pending)
                                                std::numeric_limits<qint64>::min() / 2);
                 if (out.charge.status == ChargeResult::Status::UnknownAccount)
                     throw StoreError("unknown account");
-                // Without a floor only a balance leaving its range refuses a charge (on SQLite
-                // the floor test's sum is then no integer): it fails, as in a batch.
+                // The floor, half the range below zero, refuses only a balance near the end of
+                // its range (on SQLite the floor test's sum may then be no integer): the charge
+                // fails, as in a batch, rather than leave a usage record without its entry.
                 if (out.charge.status == ChargeResult::Status::Insufficient)
                     throw StoreError("the charge would take the balance beyond its range");
             }
