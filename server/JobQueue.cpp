@@ -6,7 +6,8 @@
 JobQueue::JobQueue(int workers, const QString &name, QObject *parent) : QObject(parent)
 {
     for (int i = 0; i < std::max(1, workers); ++i) {
-        std::unique_ptr<QThread> t(QThread::create([this] { work(); }));
+        m_wakes.push_back(std::make_unique<std::binary_semaphore>(0));
+        std::unique_ptr<QThread> t(QThread::create([this, w = m_wakes.back().get()] { work(*w); }));
         t->setObjectName(name + QString::number(i));
         t->start();
         m_threads.push_back(std::move(t));
@@ -15,29 +16,35 @@ JobQueue::JobQueue(int workers, const QString &name, QObject *parent) : QObject(
 
 JobQueue::~JobQueue()
 {
+    std::vector<std::binary_semaphore *> sleepers;
     {
         std::lock_guard lock(m_mutex);
         m_stopping = true;
+        sleepers.swap(m_sleepers);
     }
-    m_wake.notify_all();
+    for (std::binary_semaphore *s : sleepers)
+        s->release();
     for (const auto &t : m_threads)
         t->wait();
 }
 
 void JobQueue::post(Job job)
 {
-    bool wake = false;
+    std::binary_semaphore *wake = nullptr;
     {
         std::lock_guard lock(m_mutex);
         m_pending.push_back(std::move(job));
         m_queued.fetch_add(1, std::memory_order_relaxed);
-        wake = m_idle > 0;
+        if (!m_sleepers.empty()) {
+            wake = m_sleepers.back(); // the last to fall asleep
+            m_sleepers.pop_back();
+        }
     }
     if (wake)
-        m_wake.notify_one();
+        wake->release();
 }
 
-void JobQueue::work()
+void JobQueue::work(std::binary_semaphore &wake)
 {
     using Clock = std::chrono::steady_clock;
     bool spin = false; // jobs have been coming close together
@@ -52,10 +59,11 @@ void JobQueue::work()
             spin = !m_pending.empty();
         }
         while (m_pending.empty() && !m_stopping) {
-            ++m_idle;
+            m_sleepers.push_back(&wake);
             const auto slept = Clock::now();
-            m_wake.wait(lock);
-            --m_idle;
+            lock.unlock();
+            wake.acquire(); // released by whoever took us off m_sleepers: a post, or ~JobQueue
+            lock.lock();
             spin = Clock::now() - slept < kSpin;
         }
         if (m_pending.empty())

@@ -3,6 +3,7 @@
 #include "JobQueue.h"
 
 #include <atomic>
+#include <memory>
 #include <QElapsedTimer>
 #include <QSet>
 #include <QTest>
@@ -73,6 +74,41 @@ private slots:
         QVERIFY(!longDone);
         release = true;
         QTRY_VERIFY_WITH_TIMEOUT(longDone, 10'000);
+    }
+
+    // Workers that fell asleep are woken by every post that finds them so, from the queue's
+    // thread and from others, with posts spaced on either side of the workers' spin; and
+    // destroying the queue wakes them to end.
+    void sleepingWorkersAreWoken()
+    {
+        auto queue = std::make_unique<JobQueue>(2, QStringLiteral("test"));
+        int continued = 0;
+        const auto job = [&continued]() -> JobQueue::Continuation {
+            return [&continued] { ++continued; };
+        };
+        for (int round = 1; round <= 40; ++round) {
+            queue->post(job); // both workers asleep: two posts wake both
+            queue->post(job);
+            QTRY_COMPARE_WITH_TIMEOUT(continued, 2 * round, 5'000);
+            QThread::usleep(round % 2 ? 20 : 1'000); // within the spin, then well past it
+        }
+        std::atomic<int> ran{0};
+        std::thread poster([&] {
+            for (int i = 0; i < 400; ++i) {
+                queue->post([&ran]() -> JobQueue::Continuation {
+                    ++ran;
+                    return {};
+                });
+                std::this_thread::sleep_for(std::chrono::microseconds(i % 7 * 60));
+            }
+        });
+        poster.join();
+        QTRY_COMPARE_WITH_TIMEOUT(ran.load(), 400, 5'000);
+        QThread::msleep(5); // both asleep again
+        QElapsedTimer ending;
+        ending.start();
+        queue.reset();
+        QVERIFY(ending.elapsed() < 5'000);
     }
 
     void noContinuationIsFine()
