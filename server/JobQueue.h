@@ -65,6 +65,8 @@ private:
     std::mutex m_outMutex;
     std::vector<Continuation> m_outbox;
 
+    // Owned here rather than by each worker, so that a release still returning on the poster's
+    // thread never touches a semaphore whose worker has already ended.
     std::vector<std::unique_ptr<std::binary_semaphore>> m_wakes;
     std::vector<std::unique_ptr<QThread>> m_threads;
 };
