@@ -218,7 +218,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$HERE/wait-listen.sh" # wait_listen LOG PID NAME
+. "$HERE/wait-listen.sh"    # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh"  # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
+. "$HERE/fake-providers.sh" # fake_providers FAKE_URL
 
 # The fake reads stdin: a FIFO this shell holds open, so that it also goes when we die hard.
 mkfifo "$WORK/fake.stdin"
@@ -230,7 +232,7 @@ FAKE_V1=$FAKE_URL/v1
 say "fake_upstream $FAKE_PID on $FAKE_URL"
 fake_requests() { curl -s -m 5 "$FAKE_URL/fake/stats" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p'; }
 
-NONSTREAM='{"model":"vendorB-5-nano","messages":[{"role":"user","content":"hello"}]}'
+NONSTREAM=$CHAT_BODY
 STREAM64='{"model":"vendorB-5-nano","stream":true,"messages":[{"role":"user","content":"hello [fake chunks=64 interval-ms=2]"}]}'
 HOLD="{\"model\":\"vendorB-5-nano\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hold [fake chunks=$HOLD_CHUNKS interval-ms=$HOLD_INTERVAL_MS]\"}]}"
 printf '%s' "$NONSTREAM" >"$WORK/nonstream.json"
@@ -290,16 +292,8 @@ if want switchyard; then
     SY_KEY=$(admin keys create --name bench 2>"$WORK/keys.err") || { cat "$WORK/keys.err" >&2; die "keys create failed"; }
     [[ "$SY_KEY" == sk-* ]] || die "keys create printed no sk- key"
     admin credits grant --amount 1000000 >/dev/null 2>&1 || die "credits grant failed"
-    # Every provider points at the fake, the default ones too (the openrouter catalog is
-    # fetched at start): the run makes no connection beyond loopback.
-    cat >"$WORK/switchyard.json" <<EOF
-{"gateway":{"providers":{
-   "openai":{"type":"openai","base_url":"$FAKE_V1","keys":["k1"]},
-   "anthropic":{"type":"anthropic","base_url":"$FAKE_V1","keys":["k2"]},
-   "deepseek":{"type":"anthropic","base_url":"$FAKE_V1","keys":["k3"]},
-   "openrouter":{"type":"catalog","base_url":"$FAKE_URL/api/v1","keys":["k4"]}}},
- "rate_limits":{"default":{"chat":0,"default":0}}}
-EOF
+    printf '{%s, %s}\n' "$(fake_providers "$FAKE_URL")" \
+        '"rate_limits":{"default":{"chat":0,"default":0}}' >"$WORK/switchyard.json"
     env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${SY_WHERE[@]}" \
         --config "$WORK/switchyard.json" </dev/null >"$WORK/switchyard.log" 2>&1 &
     SY_PID=$!
@@ -551,7 +545,6 @@ for t in "${ORDER[@]}"; do
     sleep 1
 done
 # Phase 6: the cheapest billed requests against /healthz, at full rate (wrk)
-. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY
 wrk_rps() { # PATH [LUA]: requests per second, "-" when wrk failed; non-2xx counted in R[wrk_bad]
     local out
     out=$(timeout 60 wrk -t2 -c256 -d5s ${2:+-s "$2"} "$SY_URL$1" 2>&1) || { echo "-"; return; }

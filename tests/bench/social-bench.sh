@@ -87,7 +87,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$ROOT/tests/bench/wait-listen.sh" # wait_listen LOG PID NAME
+. "$ROOT/tests/bench/wait-listen.sh"    # wait_listen LOG PID NAME
+. "$ROOT/tests/bench/fake-providers.sh" # fake_providers FAKE_URL
 
 mkfifo "$WORK/fake.stdin"
 exec 7<>"$WORK/fake.stdin"
@@ -104,11 +105,7 @@ SY_KEY=$(admin keys create --name bench 2>"$WORK/keys.err") || { cat "$WORK/keys
 TOKEN=$(admin tokens create --scopes social:read,credits:read 2>>"$WORK/keys.err") || die "tokens create failed"
 admin credits grant --amount 1000000 >/dev/null 2>&1 || die "credits grant failed"
 cat >"$WORK/switchyard.json" <<EOF
-{"gateway":{"providers":{
-   "openai":{"type":"openai","base_url":"$FAKE_URL/v1","keys":["k1"]},
-   "anthropic":{"type":"anthropic","base_url":"$FAKE_URL/v1","keys":["k2"]},
-   "deepseek":{"type":"anthropic","base_url":"$FAKE_URL/v1","keys":["k3"]},
-   "openrouter":{"type":"catalog","base_url":"$FAKE_URL/api/v1","keys":["k4"]}}},
+{$(fake_providers "$FAKE_URL"),
  "social":{"providers":{"tikhub":{"base_url":"$FAKE_URL","keys":["th-bench"]}},
            "catalog":{"refresh_hours":0}},
  "rate_limits":{"default":{"default":0,"chat":0,"social":0}}}

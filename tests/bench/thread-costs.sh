@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # thread-costs.sh BUILD_DIR [--runs N] [--duration S] [--connections C] [--pg URL]
-#                  [--endpoint transfer-coord|extract-phone|division-code] [--rate R]
+#                  [--endpoint transfer-coord|extract-phone|division-code|chat] [--rate R]
 #
 # Where a billed request's CPU goes, thread by thread. Starts a throwaway switchyard-server
 # (SQLite in a temporary directory, or --pg URL: a throwaway PostgreSQL database), then for each
@@ -14,6 +14,11 @@
 # other process's (PostgreSQL's backends with --pg) and the idle time (/proc/stat), so that all
 # the rows add up to the number of CPUs over the rate (less what the host took, if anything).
 # --runs (default 3) rounds, then the medians.
+#
+# --endpoint chat: the billed request is a non-streaming POST /v1/chat/completions routed to
+# tests/fake_upstream (BUILD_DIR's, started here on loopback at zero latency, as in
+# gateway-bench.sh); the fake's CPU is then in the "other processes" row. Best with --rate: the
+# server thread then makes one upstream call per request, as a deployment's does.
 #
 # --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
 # load generator of gateway-bench.sh, after 0.5 s of warm-up), for the costs at a rate the
@@ -32,8 +37,9 @@ die() {
 }
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/wait-listen.sh"   # wait_listen LOG PID NAME
-. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY
+. "$HERE/wait-listen.sh"    # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh"  # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
+. "$HERE/fake-providers.sh" # fake_providers FAKE_URL
 
 BUILD=""
 RUNS=3
@@ -60,8 +66,14 @@ done
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "--duration: whole seconds"
 [[ "$CONNECTIONS" =~ ^[1-9][0-9]*$ ]] || die "--connections: a positive integer"
 [ -z "$RATE" ] || [[ "$RATE" =~ ^[1-9][0-9]*$ ]] || die "--rate: requests a second, a positive integer"
-[ -n "${BILLED_BODY[$ENDPOINT]+set}" ] || die "--endpoint: one of ${BILLED_ENDPOINTS[*]}"
-BODY=${BILLED_BODY[$ENDPOINT]}
+if [ "$ENDPOINT" = chat ]; then
+    BODY=$CHAT_BODY
+    BILLED_PATH=/v1/chat/completions
+else
+    [ -n "${BILLED_BODY[$ENDPOINT]+set}" ] || die "--endpoint: one of ${BILLED_ENDPOINTS[*]} chat"
+    BODY=${BILLED_BODY[$ENDPOINT]}
+    BILLED_PATH=/v1/address/$ENDPOINT
+fi
 SERVER=$(cd "$BUILD" && pwd)/app/switchyard-server
 [ -x "$SERVER" ] || die "$SERVER not found (build the switchyard-server target)"
 if [ -n "$RATE" ]; then
@@ -71,10 +83,16 @@ else
     command -v wrk >/dev/null || die "wrk is not installed"
 fi
 command -v curl >/dev/null || die "curl is not installed"
+if [ "$ENDPOINT" = chat ]; then
+    FAKE=$(cd "$BUILD" && pwd)/tests/fake_upstream/fake_upstream
+    [ -x "$FAKE" ] || die "$FAKE not found (build the fake_upstream target)"
+fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/switchyard-threads.XXXXXX")
 SP=""
+FAKE_PID=""
 cleanup() {
+    [ -z "$FAKE_PID" ] || kill "$FAKE_PID" 2>/dev/null || true
     if [ -n "$SP" ] && kill -0 "$SP" 2>/dev/null; then
         kill -TERM "$SP" 2>/dev/null || true
         for _ in $(seq 1 100); do kill -0 "$SP" 2>/dev/null || break; sleep 0.1; done
@@ -91,15 +109,26 @@ if [ -n "$PG_URL" ]; then WHERE=(--database "$PG_URL"); else WHERE=(--data-dir "
 admin() { timeout 60 env -u SWITCHYARD_DATABASE "$SERVER" "$@" "${WHERE[@]}" </dev/null; }
 KEY=$(admin keys create --name threads 2>"$WORK/keys.err") || { cat "$WORK/keys.err" >&2; die "keys create failed"; }
 admin credits grant --amount 100000000 >/dev/null 2>&1 || die "credits grant failed"
-echo '{"rate_limits":{"default":{"chat":0,"default":0}}}' >"$WORK/config.json"
+LIMITS='"rate_limits":{"default":{"chat":0,"default":0}}'
+if [ "$ENDPOINT" = chat ]; then
+    # The fake reads stdin: a FIFO this shell holds open, so that it also goes when we die hard.
+    mkfifo "$WORK/fake.stdin"
+    exec 7<>"$WORK/fake.stdin"
+    "$FAKE" --listen 127.0.0.1:0 <"$WORK/fake.stdin" >"$WORK/fake.out" 2>"$WORK/fake.log" &
+    FAKE_PID=$!
+    FAKE_URL=$(wait_listen "$WORK/fake.out" "$FAKE_PID" fake_upstream)
+    echo "{$(fake_providers "$FAKE_URL"), $LIMITS}" >"$WORK/config.json"
+else
+    echo "{$LIMITS}" >"$WORK/config.json"
+fi
 env -u SWITCHYARD_DATABASE "$SERVER" serve --listen 127.0.0.1:0 "${WHERE[@]}" \
     --config "$WORK/config.json" </dev/null >"$WORK/server.log" 2>&1 &
 SP=$!
 URL=$(wait_listen "$WORK/server.log" "$SP" "the server")
-billed_wrk_script "$WORK/billed.lua" "$ENDPOINT" "$KEY"
+post_wrk_script "$WORK/billed.lua" "$BODY" "$KEY"
 printf '%s' "$BODY" >"$WORK/billed.json"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $KEY" \
-    -H 'Content-Type: application/json' --data "$BODY" "$URL/v1/address/$ENDPOINT")
+    -H 'Content-Type: application/json' --data "$BODY" "$URL$BILLED_PATH")
 [ "$code" = 200 ] || die "billed $ENDPOINT answered $code"
 say "server $SP on $URL ($([ -n "$PG_URL" ] && echo PostgreSQL || echo SQLite)); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -183,7 +212,7 @@ measure() {
 
 for run in $(seq 1 "$RUNS"); do
     measure healthz /healthz >>"$WORK/all"
-    measure billed "/v1/address/$ENDPOINT" >>"$WORK/all"
+    measure billed "$BILLED_PATH" >>"$WORK/all"
     awk '$2 == "rps" {r[$1] = $3} END {printf "ratio share %.3f\n", r["billed"] / r["healthz"]}' \
         <(grep " rps " "$WORK/all" | tail -n 2) >>"$WORK/all"
     say "run $run of $RUNS: $(grep -c . "$WORK/all") figures so far"
