@@ -17,8 +17,9 @@
 #
 # --endpoint chat: the billed request is a non-streaming POST /v1/chat/completions routed to
 # tests/fake_upstream (BUILD_DIR's, started here on loopback at zero latency, as in
-# gateway-bench.sh); the fake's CPU is then in the "other processes" row. Best with --rate: the
-# server thread then makes one upstream call per request, as a deployment's does.
+# gateway-bench.sh); the fake's CPU is then in the "other processes" row. Best with --rate:
+# under wrk the threads work through batches, at a rate they wake for nearly every request, as
+# in gateway-bench.sh's rate phase.
 #
 # --rate R: an open loop at R requests a second instead of wrk (BUILD_DIR's gateway_load, the
 # load generator of gateway-bench.sh, after 0.5 s of warm-up), for the costs at a rate the
