@@ -218,24 +218,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$HERE/wait-listen.sh"    # wait_listen LOG PID NAME
-. "$HERE/billed-bodies.sh"  # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
-. "$HERE/fake-providers.sh" # fake_providers FAKE_URL
+. "$HERE/wait-listen.sh"   # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
+. "$HERE/fake-upstream.sh" # start_fake, fake_providers
 
-# The fake reads stdin: a FIFO this shell holds open, so that it also goes when we die hard.
-mkfifo "$WORK/fake.stdin"
-exec 7<>"$WORK/fake.stdin"
-"$FAKE" --listen 127.0.0.1:0 <"$WORK/fake.stdin" >"$WORK/fake.out" 2>"$WORK/fake.log" &
-FAKE_PID=$!
-FAKE_URL=$(wait_listen "$WORK/fake.out" "$FAKE_PID" fake_upstream)
+start_fake "$WORK" "$WORK/fake.log" "$FAKE"
 FAKE_V1=$FAKE_URL/v1
 say "fake_upstream $FAKE_PID on $FAKE_URL"
 fake_requests() { curl -s -m 5 "$FAKE_URL/fake/stats" | sed -n 's/.*"requests":\([0-9]*\).*/\1/p'; }
 
-NONSTREAM=$CHAT_BODY
 STREAM64='{"model":"vendorB-5-nano","stream":true,"messages":[{"role":"user","content":"hello [fake chunks=64 interval-ms=2]"}]}'
 HOLD="{\"model\":\"vendorB-5-nano\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hold [fake chunks=$HOLD_CHUNKS interval-ms=$HOLD_INTERVAL_MS]\"}]}"
-printf '%s' "$NONSTREAM" >"$WORK/nonstream.json"
+printf '%s' "$CHAT_BODY" >"$WORK/nonstream.json"
 printf '%s' "$STREAM64" >"$WORK/stream64.json"
 printf '%s' "$HOLD" >"$WORK/hold.json"
 

@@ -87,15 +87,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$ROOT/tests/bench/wait-listen.sh"    # wait_listen LOG PID NAME
-. "$ROOT/tests/bench/fake-providers.sh" # fake_providers FAKE_URL
+. "$ROOT/tests/bench/wait-listen.sh"   # wait_listen LOG PID NAME
+. "$ROOT/tests/bench/fake-upstream.sh" # start_fake, fake_providers
 
-mkfifo "$WORK/fake.stdin"
-exec 7<>"$WORK/fake.stdin"
-"$FAKE" --listen 127.0.0.1:0 --social-openapi "$CATALOG" <"$WORK/fake.stdin" \
-    >"$WORK/fake.out" 2>"$WORK/social-fake.log" &
-FAKE_PID=$!
-FAKE_URL=$(wait_listen "$WORK/fake.out" "$FAKE_PID" fake_upstream)
+start_fake "$WORK" "$WORK/social-fake.log" "$FAKE" --social-openapi "$CATALOG"
 say "fake_upstream $FAKE_PID on $FAKE_URL"
 
 SY_DATA=$WORK/data

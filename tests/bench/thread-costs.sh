@@ -38,9 +38,9 @@ die() {
 }
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$HERE/wait-listen.sh"    # wait_listen LOG PID NAME
-. "$HERE/billed-bodies.sh"  # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
-. "$HERE/fake-providers.sh" # fake_providers FAKE_URL
+. "$HERE/wait-listen.sh"   # wait_listen LOG PID NAME
+. "$HERE/billed-bodies.sh" # BILLED_ENDPOINTS, BILLED_BODY, CHAT_BODY
+. "$HERE/fake-upstream.sh" # start_fake, fake_providers
 
 BUILD=""
 RUNS=3
@@ -112,12 +112,7 @@ KEY=$(admin keys create --name threads 2>"$WORK/keys.err") || { cat "$WORK/keys.
 admin credits grant --amount 100000000 >/dev/null 2>&1 || die "credits grant failed"
 LIMITS='"rate_limits":{"default":{"chat":0,"default":0}}'
 if [ "$ENDPOINT" = chat ]; then
-    # The fake reads stdin: a FIFO this shell holds open, so that it also goes when we die hard.
-    mkfifo "$WORK/fake.stdin"
-    exec 7<>"$WORK/fake.stdin"
-    "$FAKE" --listen 127.0.0.1:0 <"$WORK/fake.stdin" >"$WORK/fake.out" 2>"$WORK/fake.log" &
-    FAKE_PID=$!
-    FAKE_URL=$(wait_listen "$WORK/fake.out" "$FAKE_PID" fake_upstream)
+    start_fake "$WORK" "$WORK/fake.log" "$FAKE"
     echo "{$(fake_providers "$FAKE_URL"), $LIMITS}" >"$WORK/config.json"
 else
     echo "{$LIMITS}" >"$WORK/config.json"
