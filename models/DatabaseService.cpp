@@ -64,16 +64,102 @@ void DatabaseService::flush()
         r->flush();
 }
 
+ChargeResult MoneyJournal::applyLedger(qint64 accountId, const QString &kind, qint64 amount,
+                                       const QString &reason, const QString &requestId,
+                                       qint64 floor)
+{
+    ChargeResult r = m_store.applyLedger(accountId, kind, amount, reason, requestId, floor);
+    if (r.status == ChargeResult::Status::Committed)
+        m_entries.append(r.entry);
+    return r;
+}
+
+qint64 MoneyJournal::insertUsage(UsageRecord record)
+{
+    if (!record.time.isValid()) // the announced record carries the stored time
+        record.time = QDateTime::currentDateTimeUtc();
+    record.id = m_store.insertUsage(record);
+    m_records.append(record);
+    return record.id;
+}
+
+const char *MoneyCounters::kindName(int kind)
+{
+    static constexpr const char *kNames[KindCount] = {"charge", "refund", "grant"};
+    return kind >= 0 && kind < KindCount ? kNames[kind] : "";
+}
+
+QByteArray MoneyCounters::render() const
+{
+    QByteArray out;
+    const auto family = [&](const char *name, const char *help,
+                            const std::array<quint64, KindCount> &values) {
+        out += QByteArray("# HELP ") + name + ' ' + help + "\n# TYPE " + name + " counter\n";
+        for (int k = 0; k < KindCount; ++k)
+            out += QByteArray(name) + "{kind=\"" + kindName(k) + "\"} " +
+                   QByteArray::number(values[size_t(k)]) + '\n';
+    };
+    family("switchyard_ledger_entries_total",
+           "Ledger entries committed by this process (settlements, grants, holds), by kind.",
+           entries);
+    family("switchyard_credits_units_total",
+           "Credit units moved by those entries, without sign (1 credit = 10^9 units), by kind.",
+           units);
+    out += "# HELP switchyard_usage_records_total Usage records committed by this process.\n"
+           "# TYPE switchyard_usage_records_total counter\n"
+           "switchyard_usage_records_total " +
+           QByteArray::number(usageRecords) + '\n';
+    return out;
+}
+
+MoneyCounters DatabaseService::moneyCounters() const
+{
+    MoneyCounters c;
+    for (size_t k = 0; k < c.entries.size(); ++k) {
+        c.entries[k] = m_entryCounts[k].load(std::memory_order_relaxed);
+        c.units[k] = m_unitCounts[k].load(std::memory_order_relaxed);
+    }
+    c.usageRecords = m_usageCount.load(std::memory_order_relaxed);
+    return c;
+}
+
+void DatabaseService::announceEntry(const LedgerEntry &entry)
+{
+    // The ledger's CHECK allows these three kinds only.
+    const QChar first = entry.kind.isEmpty() ? QChar() : entry.kind.front();
+    const size_t kind = first == u'c'   ? MoneyCounters::Charge
+                        : first == u'r' ? MoneyCounters::Refund
+                                        : MoneyCounters::Grant;
+    m_entryCounts[kind].fetch_add(1, std::memory_order_relaxed);
+    const quint64 units = entry.amount < 0 ? 0 - quint64(entry.amount) : quint64(entry.amount);
+    m_unitCounts[kind].fetch_add(units, std::memory_order_relaxed);
+    emit ledgerAppended(entry);
+}
+
+void DatabaseService::announceUsage(const UsageRecord &record)
+{
+    m_usageCount.fetch_add(1, std::memory_order_relaxed);
+    emit usageRecorded(record);
+}
+
+void DatabaseService::announce(const MoneyJournal &journal)
+{
+    for (const LedgerEntry &e : journal.entries())
+        announceEntry(e);
+    for (const UsageRecord &u : journal.records())
+        announceUsage(u);
+}
+
 void DatabaseService::applyLedger(QObject *context, qint64 accountId, const QString &kind,
                                   qint64 amount, const QString &reason, const QString &requestId,
                                   qint64 floor, std::function<void(DbResult<ChargeResult>)> done)
 {
-    write<ChargeResult>(
+    writeMoney<ChargeResult>(
         context,
-        [=](Store &s) { return s.applyLedger(accountId, kind, amount, reason, requestId, floor); },
-        [this, done = std::move(done)](const DbResult<ChargeResult> &r) {
-            if (r.ok() && r.value.status == ChargeResult::Status::Committed)
-                emit ledgerAppended(r.value.entry);
+        [=](MoneyJournal &j) {
+            return j.applyLedger(accountId, kind, amount, reason, requestId, floor);
+        },
+        [done = std::move(done)](const DbResult<ChargeResult> &r) {
             if (done)
                 done(r);
         });
@@ -243,9 +329,9 @@ void DatabaseService::finishSettlements(std::vector<PendingSettlement> &taken,
             r.error = s.error;
             if (s.error.isEmpty()) {
                 if (s.charge.status == ChargeResult::Status::Committed && s.charge.entry.id)
-                    emit ledgerAppended(s.charge.entry);
+                    announceEntry(s.charge.entry);
                 if (s.usage.id)
-                    emit usageRecorded(s.usage);
+                    announceUsage(s.usage);
             }
         }
         if (!p.done)

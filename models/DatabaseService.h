@@ -8,11 +8,13 @@
 #include "SettlementTicket.h"
 #include "Store.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <QObject>
 #include <QPointer>
 #include <vector>
@@ -24,11 +26,61 @@ template <class R> struct DbResult
     bool ok() const { return error.isEmpty(); }
 };
 
+// The money a DatabaseService::writeMoney job makes: its ledger entries and usage records,
+// written with Store's methods and remembered, so that they are announced once the job's
+// transaction has committed (and forgotten if it rolls back). Outside writeMoney (the command
+// line, tests) it is Store's methods with nothing announced.
+class MoneyJournal
+{
+public:
+    explicit MoneyJournal(Store &store) : m_store(store) {}
+    // The connection, for the family's own rows in the same transaction.
+    Store &store() { return m_store; }
+    // Store::applyLedger; a Committed entry is remembered.
+    ChargeResult applyLedger(qint64 accountId, const QString &kind, qint64 amount,
+                             const QString &reason, const QString &requestId, qint64 floor);
+    // Store::insertUsage, with the current time when the record has none; the record is
+    // remembered with its id.
+    qint64 insertUsage(UsageRecord record);
+
+    // What it wrote, in order.
+    const QList<LedgerEntry> &entries() const { return m_entries; }
+    const QList<UsageRecord> &records() const { return m_records; }
+
+private:
+    Store &m_store;
+    QList<LedgerEntry> m_entries;
+    QList<UsageRecord> m_records;
+};
+
+// Ledger entries and usage records this DatabaseService announced since it was made: every
+// one committed through it (settlements, grants, writeMoney), by kind, for /metrics.
+struct MoneyCounters
+{
+    enum Kind
+    {
+        Charge,
+        Refund,
+        Grant,
+        KindCount
+    };
+    static const char *kindName(int kind);
+    std::array<quint64, KindCount> entries{};
+    std::array<quint64, KindCount> units{}; // credit units moved, without sign
+    quint64 usageRecords = 0;
+    // Prometheus text: switchyard_ledger_entries_total{kind}, switchyard_credits_units_total{kind}
+    // and switchyard_usage_records_total, counters with exact integers.
+    QByteArray render() const;
+};
+
 // The server's and the window's door to the database: reads run on a small pool of reader
 // threads, every write on the single writer (group commit). Results come back on the thread of
 // the context object; a context destroyed meanwhile simply gets nothing.
 // Signals announce committed changes so that item models and caches update live; they are
-// emitted from the writer thread (connect with the default, queued, connection).
+// emitted from the writer thread (connect with the default, queued, connection). The server
+// and the window write every ledger entry and usage record through settle, applyLedger or
+// writeMoney, which announce it (ledgerAppended, usageRecorded) and count it (moneyCounters)
+// in one place; what another process writes (the command line) is seen on reading.
 class DatabaseService : public QObject
 {
     Q_OBJECT
@@ -58,12 +110,39 @@ public:
         dispatch<R>(worker, context, std::move(fn), std::move(done));
     }
 
+    // A write on the writer: fn(Store &) runs in the group's transaction (its own savepoint).
+    // Money is not written here but through settle, applyLedger or writeMoney, which announce
+    // it.
     template <class R, class Fn, class Done> void write(QObject *context, Fn fn, Done done)
     {
         dispatch<R>(*m_writer, context, std::move(fn), std::move(done));
     }
 
-    // Ledger movement with its announcement. floor: lowest balance a charge may leave.
+    // Money that is not a request's settlement (a family's holds, releases and charges, next to
+    // its own rows): fn(MoneyJournal &) runs on the writer like write()'s, all of it in one
+    // transaction, and makes its ledger entries and usage records through the journal. Once
+    // that transaction has committed, each of them is announced (ledgerAppended,
+    // usageRecorded) and counted (moneyCounters), before done is called; when it rolls back
+    // (fn threw, or the commit failed), none is. done gets fn's result.
+    template <class R, class Fn, class Done> void writeMoney(QObject *context, Fn fn, Done done)
+    {
+        auto made = std::make_shared<std::optional<MoneyJournal>>();
+        dispatch<R>(
+            *m_writer, context,
+            [fn = std::move(fn), made](Store &store) mutable {
+                made->emplace(store);
+                return fn(**made);
+            },
+            std::move(done),
+            [this, made] {
+                if (*made)
+                    announce(**made);
+                made->reset(); // its Store is the writer's
+            });
+    }
+
+    // Ledger movement with its announcement (through writeMoney). floor: lowest balance a
+    // charge may leave.
     void applyLedger(QObject *context, qint64 accountId, const QString &kind, qint64 amount,
                      const QString &reason, const QString &requestId, qint64 floor,
                      std::function<void(DbResult<ChargeResult>)> done);
@@ -95,6 +174,10 @@ public:
     void touchApiKey(qint64 id);
     void touchControlToken(qint64 id);
 
+    // What was announced so far; read from any thread (relaxed: each number is exact, the set
+    // of them a moment's).
+    MoneyCounters moneyCounters() const;
+
     // Announces key or token changes made outside the writer (e.g. by the CLI in this process).
     void announceApiKeysChanged() { emit apiKeysChanged(); }
     void announceControlTokensChanged() { emit controlTokensChanged(); }
@@ -106,16 +189,21 @@ signals:
     void usageRecorded(const UsageRecord &record);
 
 private:
+    // committed: on the worker, after the job's transaction committed, before done is handed on.
     template <class R, class Fn, class Done>
-    void dispatch(DbWorker &worker, QObject *context, Fn fn, Done done)
+    void dispatch(DbWorker &worker, QObject *context, Fn fn, Done done,
+                  std::function<void()> committed = {})
     {
         auto result = std::make_shared<DbResult<R>>();
         QPointer<QObject> guard(context);
         const bool hasContext = context != nullptr;
         worker.post(
             [fn = std::move(fn), result](Store &store) mutable { result->value = fn(store); },
-            [result, guard, hasContext, done = std::move(done)](const QString &error) {
+            [result, guard, hasContext, done = std::move(done),
+             committed = std::move(committed)](const QString &error) {
                 result->error = error;
+                if (committed && error.isEmpty())
+                    committed();
                 if (!hasContext) {
                     done(*result);
                     return;
@@ -126,6 +214,11 @@ private:
                     guard.data(), [result, done]() { done(*result); }, Qt::QueuedConnection);
             });
     }
+
+    // On the writer thread, after COMMIT: counts and emits what was committed.
+    void announce(const MoneyJournal &journal);
+    void announceEntry(const LedgerEntry &entry);
+    void announceUsage(const UsageRecord &record);
 
     // Settlements wait here for the writer, which takes them in batches (Store::settleBatch).
     struct PendingSettlement
@@ -160,5 +253,9 @@ private:
     std::unique_ptr<DbWorker> m_writer;
     std::unique_ptr<Checkpointer> m_checkpointer; // SQLite only
     std::atomic<quint64> m_nextReader{0};
+    // MoneyCounters, written on the writer thread only.
+    std::array<std::atomic<quint64>, MoneyCounters::KindCount> m_entryCounts{};
+    std::array<std::atomic<quint64>, MoneyCounters::KindCount> m_unitCounts{};
+    std::atomic<quint64> m_usageCount{0};
     qint64 m_defaultAccount = 0;
 };

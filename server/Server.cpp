@@ -87,7 +87,8 @@ void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
         Metrics &m = m_pipeline->metrics();
         m.setGauge(QStringLiteral("switchyard_open_connections"), m_http->connectionCount());
         m.setGauge(QStringLiteral("switchyard_writer_batches_total"), double(m_db.writerBatches()));
-        ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8", m.render());
+        ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8",
+                        m.render() + m_db.moneyCounters().render());
     };
     m_pipeline->addRoute(metrics);
 

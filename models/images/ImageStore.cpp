@@ -1,6 +1,7 @@
 #include "ImageStore.h"
 
 #include "DatabaseConfig.h"
+#include "DatabaseService.h"
 
 #include <QSqlError>
 #include <QSqlQuery>
@@ -127,16 +128,18 @@ bool isFinal(const QString &status)
 
 // ---- tasks ---------------------------------------------------------------------------------
 
-ChargeResult::Status insertTask(Store &store, const Task &t, qint64 floor)
+ChargeResult insertTask(MoneyJournal &journal, const Task &t, qint64 floor)
 {
+    ChargeResult hold;
     if (t.held > 0) {
-        const ChargeResult hold =
-            store.applyLedger(t.accountId, QStringLiteral("charge"), -t.held,
-                              QStringLiteral("image task %1: %2 image(s) held").arg(t.id).arg(t.n),
-                              t.id + QStringLiteral(":hold"), floor);
+        hold = journal.applyLedger(
+            t.accountId, QStringLiteral("charge"), -t.held,
+            QStringLiteral("image task %1: %2 image(s) held").arg(t.id).arg(t.n),
+            t.id + QStringLiteral(":hold"), floor);
         if (hold.status != ChargeResult::Status::Committed)
-            return hold.status;
+            return hold;
     }
+    Store &store = journal.store();
     Sql ins(store, QStringLiteral("INSERT INTO image_tasks (id, account_id, key_id, model, prompt, "
                                   "params, n, status, callback_url, base_url, price, held, "
                                   "request_id, owner, lease_until, created_ms) VALUES (?, ?, ?, ?, "
@@ -145,7 +148,7 @@ ChargeResult::Status insertTask(Store &store, const Task &t, qint64 floor)
         << t.n << t.status << t.callbackUrl << t.baseUrl << t.price << t.held << t.requestId
         << t.owner << t.leaseUntil << t.createdMs;
     ins.run();
-    return ChargeResult::Status::Committed;
+    return hold;
 }
 
 std::optional<Task> task(Store &store, const QString &id)
@@ -178,8 +181,9 @@ void renewLeases(Store &store, const QString &owner, qint64 leaseUntil)
     s.run();
 }
 
-bool finish(Store &store, const Final &f, std::optional<Delivery> *delivery)
+bool finish(MoneyJournal &journal, const Final &f, std::optional<Delivery> *delivery)
 {
+    Store &store = journal.store();
     const auto current = task(store, f.taskId);
     if (!current || isFinal(current->status))
         return false;
@@ -205,16 +209,18 @@ bool finish(Store &store, const Final &f, std::optional<Delivery> *delivery)
         ins.run();
     }
     if (current->held > 0)
-        store.applyLedger(current->accountId, QStringLiteral("refund"), current->held,
-                          QStringLiteral("image task %1: hold released").arg(f.taskId),
-                          f.taskId + QStringLiteral(":release"), 0);
+        journal.applyLedger(current->accountId, QStringLiteral("refund"), current->held,
+                            QStringLiteral("image task %1: hold released").arg(f.taskId),
+                            f.taskId + QStringLiteral(":release"), 0);
     if (cost > 0) {
         UsageRecord u = f.usage;
         u.cost = cost;
         u.images = f.files.size();
         u.requests = 0; // the request itself has its own record
-        store.insertUsage(u);
-        store.applyLedger(
+        journal.insertUsage(u);
+        // At most the hold just released (no more files than n): the balance it leaves is at
+        // least the one the hold left.
+        journal.applyLedger(
             current->accountId, QStringLiteral("charge"), -cost,
             QStringLiteral("image task %1: %2 image(s)").arg(f.taskId).arg(f.files.size()),
             f.taskId, std::numeric_limits<qint64>::min());

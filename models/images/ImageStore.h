@@ -8,11 +8,15 @@
 #include <QList>
 #include <QString>
 
+class MoneyJournal;
+
 // The image-task family's SQL (tables in ImageTables.h), run on a Store's connection: the
 // server reaches it through DatabaseService's writer and readers, tests directly. Times are
 // milliseconds since the epoch; money is credit units. Each function that changes several rows
 // is meant to run as one writer job, i.e. one transaction: a task's final state, its images,
-// its billing and its webhook delivery commit together or not at all.
+// its billing and its webhook delivery commit together or not at all. Those that move money
+// take a MoneyJournal and run in DatabaseService::writeMoney, so that their ledger entries and
+// usage records are announced like every settlement's.
 namespace ImageStore {
 
 // Task states (server/images/README.md, "States"): queued and in_progress and uploading are
@@ -104,9 +108,10 @@ struct Attempt
 
 // ---- tasks ----
 
-// Holds task.held from the account (a charge that leaves the balance >= floor), then inserts
-// the task. Returns the hold's outcome; the task exists only when it is Committed.
-ChargeResult::Status insertTask(Store &store, const Task &task, qint64 floor);
+// Holds task.held from the account (a ledger charge `<task>:hold` that leaves the balance >=
+// floor), then inserts the task. Returns the hold (Committed with its entry also when nothing
+// is held); the task exists only when it is Committed.
+ChargeResult insertTask(MoneyJournal &journal, const Task &task, qint64 floor);
 std::optional<Task> task(Store &store, const QString &id);
 // Marks an active task in_progress (or uploading) for `owner`; false when it is no longer
 // active or another instance owns it.
@@ -132,7 +137,7 @@ struct Final
 // hold released, the charge and usage record for the images produced (price * files), and the
 // webhook delivery when the task has a callback URL. false (nothing written) when the task is
 // not active under `owner` (empty owner: any owner whose lease ran out, for recovery).
-bool finish(Store &store, const Final &f, std::optional<Delivery> *delivery = nullptr);
+bool finish(MoneyJournal &journal, const Final &f, std::optional<Delivery> *delivery = nullptr);
 
 // Active tasks whose owner's lease ran out before nowMs (the owner stopped).
 QList<Task> abandoned(Store &store, qint64 nowMs, int limit);

@@ -18,6 +18,13 @@ qint64 now()
     return QDateTime::currentMSecsSinceEpoch();
 }
 
+// A writeMoney job's result with the ledger entries it committed.
+template <class R> struct WithEntries
+{
+    R value{};
+    QList<LedgerEntry> entries;
+};
+
 } // namespace
 
 struct ImageRunner::Running
@@ -279,19 +286,33 @@ void ImageRunner::finish(const QString &taskId, const QString &status, const QSt
     u.status = 200;
     u.latencyMs = int(qMin<qint64>(f.nowMs - running->task.createdMs, INT_MAX));
     u.requestId = running->task.requestId;
-    m_family.database()->write<bool>(
-        this, [f](Store &s) { return ImageStore::finish(s, f); },
-        [this, taskId](const DbResult<bool> &r) {
+    m_family.database()->writeMoney<WithEntries<bool>>(
+        this,
+        [f](MoneyJournal &j) {
+            return WithEntries<bool>{ImageStore::finish(j, f), j.entries()};
+        },
+        [this, taskId](const DbResult<WithEntries<bool>> &r) {
             if (!r.ok())
                 qWarning("image task %s could not be finished: %s", qPrintable(taskId),
                          qPrintable(r.error));
             m_running.remove(taskId);
-            if (r.ok() && r.value) {
+            if (r.ok() && r.value.value) {
+                noteBalances(r.value.entries);
                 emit m_family.events()->taskEnded(taskId);
                 m_family.wakeDispatcher();
             }
             pump();
         });
+}
+
+void ImageRunner::noteBalances(const QList<LedgerEntry> &entries)
+{
+    // The newest is enough: the gates order what they learn by ledger id.
+    QHash<qint64, const LedgerEntry *> newest;
+    for (const LedgerEntry &e : entries)
+        newest.insert(e.accountId, &e);
+    for (const LedgerEntry *e : std::as_const(newest))
+        emit m_family.events()->balanceCommitted(e->accountId, e->balanceAfter, e->id);
 }
 
 void ImageRunner::renew()
@@ -332,9 +353,10 @@ void ImageRunner::sweep()
         QList<ImageStore::Task> adopted;
         QStringList failed;
     };
-    m_family.database()->write<Swept>(
+    m_family.database()->writeMoney<WithEntries<Swept>>(
         this,
-        [owner, lease](Store &s) {
+        [owner, lease](MoneyJournal &j) {
+            Store &s = j.store();
             Swept out;
             const qint64 t = now();
             for (const ImageStore::Task &task : ImageStore::abandoned(s, t, 100)) {
@@ -356,21 +378,23 @@ void ImageRunner::sweep()
                 f.errorCode = QStringLiteral("task_interrupted");
                 f.nowMs = t;
                 f.deliveryDueMs = t;
-                if (ImageStore::finish(s, f))
+                if (ImageStore::finish(j, f))
                     out.failed.append(task.id);
             }
-            return out;
+            return WithEntries<Swept>{out, j.entries()};
         },
-        [this](const DbResult<Swept> &r) {
+        [this](const DbResult<WithEntries<Swept>> &r) {
             if (!r.ok()) {
                 qWarning("image task sweep failed: %s", qPrintable(r.error));
                 return;
             }
-            for (const QString &id : r.value.failed)
+            const Swept &swept = r.value.value;
+            noteBalances(r.value.entries);
+            for (const QString &id : swept.failed)
                 emit m_family.events()->taskEnded(id);
-            if (!r.value.failed.isEmpty())
+            if (!swept.failed.isEmpty())
                 m_family.wakeDispatcher();
-            for (const ImageStore::Task &t : r.value.adopted)
+            for (const ImageStore::Task &t : swept.adopted)
                 enqueue(t);
         });
 }

@@ -18,7 +18,8 @@ class UpstreamClient;
 //   uploading    the answer is in: images decoded (or downloaded through the URL guard) and
 //                stored;
 //   completed / partial / failed, written in one transaction with the images, the billing and
-//   the webhook delivery (ImageStore::finish).
+//   the webhook delivery (ImageStore::finish, through DatabaseService::writeMoney, which
+//   announces its ledger entries and usage record).
 // Every active task carries this instance's lease, renewed while it runs. Tasks whose owner's
 // lease ran out (the process died) are swept up: a queued one is taken over and run (its
 // upstream call never started, so repeating nothing), one in progress is failed with a clear
@@ -43,6 +44,8 @@ private:
     void finish(const QString &taskId, const QString &status, const QString &error, int errorStatus,
                 const QString &errorCode);
     void sweep();
+    // Tells the servers' credit gates the balance each account's newest entry left.
+    void noteBalances(const QList<LedgerEntry> &entries);
     void renew();
     qint64 leaseUntil() const;
 

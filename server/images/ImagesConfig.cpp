@@ -95,9 +95,9 @@ void parseModels(ImagesConfig &c, const QJsonObject &section)
         if (o.contains("price_per_image")) {
             const QJsonValue v = o.value("price_per_image");
             const auto units = Money::parseCredits(v.toString());
-            if (!v.isString() || !units || *units < 0)
+            if (!v.isString() || !units || *units < 0 || *units > ImagesConfig::kMaxPricePerImage)
                 fail(where + QStringLiteral(".price_per_image must be a decimal string of "
-                                            "credits, e.g. \"0.04\""));
+                                            "credits from 0 to 1000000, e.g. \"0.04\""));
             m.pricePerImage = *units;
         }
         bool replaced = false;

@@ -53,7 +53,8 @@ struct WebhookSettings
 //                    response_format: b64_json|url}}; `openai` (https://api.openai.com/v1, no
 //                    key) exists unless replaced;
 //   models           [{id, provider, upstream_model, owned_by, price_per_image}], added to or
-//                    replacing the defaults (gpt-image-1, dall-e-3, dall-e-2) by id;
+//                    replacing the defaults (gpt-image-1, dall-e-3, dall-e-2) by id; prices
+//                    from 0 to 1,000,000 credits;
 //   default_model    the model of a request without one (default gpt-image-1);
 //   public_base_url  the scheme, host and path prefix of image links (behind a proxy); else
 //                    the Host the request came to;
@@ -84,6 +85,8 @@ struct ImagesConfig
     WebhookSettings webhooks;
 
     static constexpr qint64 kDefaultPricePerImage = 40'000'000; // 0.04 credits
+    // price_per_image at most 10^6 credits, so that n images' hold is far inside 64 bits.
+    static constexpr qint64 kMaxPricePerImage = 1'000'000'000'000'000;
 
     static ImagesConfig defaults();
     // Parses the section on top of defaults(); throws std::runtime_error("config: images.<field>

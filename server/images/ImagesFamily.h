@@ -17,13 +17,15 @@ struct Task;
 }
 
 // What the family announces, from its worker thread (connect with queued connections): the
-// window's delivery log and the servers' synchronous waiters listen.
+// window's delivery log and the servers' synchronous waiters listen, and the servers' credit
+// gates learn the balance a task's end left (ledgerId: the entry that left it).
 class ImagesEvents : public QObject
 {
     Q_OBJECT
 signals:
     void taskEnded(const QString &taskId);
     void deliveryChanged(qint64 deliveryId);
+    void balanceCommitted(qint64 accountId, qint64 balance, qint64 ledgerId);
 };
 
 // Image tasks (spec 4.9) and their webhook callbacks (spec 6.1) as a service family;

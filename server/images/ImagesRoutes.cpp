@@ -62,6 +62,11 @@ public:
         : QObject(parent), m_family(family), m_pipeline(pipeline), m_fetch(new GuardedFetch(this))
     {
         connect(family.events(), &ImagesEvents::taskEnded, this, &ImagesServer::ended);
+        // A task's end released its hold: this server's gate counts the balance it left.
+        connect(family.events(), &ImagesEvents::balanceCommitted, this,
+                [this](qint64 account, qint64 balance, qint64 ledgerId) {
+                    m_pipeline.credits().noteBalance(account, balance, ledgerId);
+                });
     }
 
     void submit(const ContextPtr &ctx);
@@ -106,20 +111,24 @@ void ImagesServer::submit(const ContextPtr &ctx)
                                  QStringLiteral("provider_unavailable"));
     const bool async = !req->callbackUrl.isEmpty() ||
                        ctx->request().header("prefer").toLower().contains("respond-async");
-    if (req->callbackUrl.isEmpty())
-        return create(ctx, *req, async);
-    // The callback URL is checked now, resolution included: a URL that could never be
-    // delivered to is refused before any task exists or anything is held.
-    m_fetch->preflight(
-        req->callbackUrl, c.webhooks.policy, this,
-        [this, ctx, r = *req, async](FetchError err, const QString &message) {
-            if (err != FetchError::None)
-                return ctx->respondError(
-                    400, QStringLiteral("'callbackUrl' is not allowed: %1.").arg(message),
-                    QStringLiteral("invalid_request_error"), QStringLiteral("callbackUrl"),
-                    QStringLiteral("invalid_callback_url"));
-            create(ctx, r, async);
-        });
+    // The worst case, n images, held through the core like every family's (402 when the
+    // available balance cannot cover it), before anything else is done for the request.
+    ctx->reserve(model->pricePerImage * req->n, [this, ctx, r = *req, async] {
+        if (r.callbackUrl.isEmpty())
+            return create(ctx, r, async);
+        // The callback URL is checked now, resolution included: a URL that could never be
+        // delivered to is refused before any task exists.
+        m_fetch->preflight(
+            r.callbackUrl, m_family.config().webhooks.policy, this,
+            [this, ctx, r, async](FetchError err, const QString &message) {
+                if (err != FetchError::None)
+                    return ctx->respondError(
+                        400, QStringLiteral("'callbackUrl' is not allowed: %1.").arg(message),
+                        QStringLiteral("invalid_request_error"), QStringLiteral("callbackUrl"),
+                        QStringLiteral("invalid_callback_url"));
+                create(ctx, r, async);
+            });
+    });
 }
 
 void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool async)
@@ -151,26 +160,32 @@ void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool a
     t.owner = m_family.instance();
     t.createdMs = now();
     t.leaseUntil = t.createdMs + c.taskLeaseMs;
-    // Requests in progress hold credit in memory (CreditGate); the task's hold is durable and
-    // must leave at least that much.
-    const qint64 floor = m_pipeline.credits().reserved(who.accountId);
-    m_family.database()->write<ChargeResult::Status>(
-        this, [t, floor](Store &s) { return ImageStore::insertTask(s, t, floor); },
-        [this, ctx, t, async,
-         format = req.responseFormat](const DbResult<ChargeResult::Status> &r) {
+    // The task's hold is durable (a ledger entry, visible to every instance) and must leave
+    // what the other requests of this instance hold in memory (CreditGate): all that is held
+    // but this request's own hold, which the durable one replaces.
+    CreditGate &gate = m_pipeline.credits();
+    const qint64 own = qMax<qint64>(0, ctx->route()->reservation) + t.held;
+    const qint64 floor = qMax<qint64>(0, gate.reserved(who.accountId) - own);
+    m_family.database()->writeMoney<ChargeResult>(
+        this, [t, floor](MoneyJournal &j) { return ImageStore::insertTask(j, t, floor); },
+        [this, ctx, t, async, format = req.responseFormat](const DbResult<ChargeResult> &r) {
             if (!r.ok())
                 return ControlApi::storeUnavailable(ctx, r.error);
-            if (r.value == ChargeResult::Status::Insufficient)
+            // The gate learns the balance the hold left before the request's hold in memory
+            // goes (when it answers): no request is admitted in between on the balance from
+            // before the hold.
+            if (r.value.status == ChargeResult::Status::Committed && r.value.entry.id)
+                m_pipeline.credits().noteBalance(r.value.entry.accountId,
+                                                 r.value.entry.balanceAfter, r.value.entry.id);
+            // Another instance sharing the database spent the balance meanwhile.
+            if (r.value.status == ChargeResult::Status::Insufficient)
                 return ctx->respondError(
-                    402,
-                    QStringLiteral("Insufficient credits: this request needs %1 (%2 image(s) at %3 "
-                                   "each) available.")
-                        .arg(Money::formatCredits(t.held))
-                        .arg(t.n)
-                        .arg(Money::formatCredits(t.price)),
-                    QStringLiteral("insufficient_quota"), {},
-                    QStringLiteral("insufficient_credits"));
-            if (r.value != ChargeResult::Status::Committed)
+                    402, QStringLiteral("Insufficient credits: this request needs %1 (%2 image(s) "
+                                        "at %3 each) available.")
+                             .arg(Money::formatCredits(t.held))
+                             .arg(t.n)
+                             .arg(Money::formatCredits(t.price)));
+            if (r.value.status != ChargeResult::Status::Committed)
                 return ctx->respondError(503, QStringLiteral("The account is unavailable."));
             m_family.run(t);
             if (async) {

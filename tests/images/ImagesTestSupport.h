@@ -10,6 +10,18 @@
 #include <QSqlQuery>
 #include <QTest>
 
+// Skips (or, with SWITCHYARD_REQUIRE_PG=1, fails) a test that needs the PostgreSQL server when
+// there is none.
+#define IMAGES_REQUIRE_POSTGRES()                                                                  \
+    do {                                                                                           \
+        TestDatabase probe(QStringLiteral("postgres"));                                            \
+        if (!probe.ready()) {                                                                      \
+            if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))               \
+                QFAIL(qPrintable(probe.skipReason()));                                             \
+            QSKIP(qPrintable(probe.skipReason()));                                                 \
+        }                                                                                          \
+    } while (false)
+
 // What the image suites share: the fake upstream as an OpenAI images provider, the section,
 // requests, and direct looks into the database.
 namespace ImagesTest {

@@ -17,3 +17,7 @@ switchyard_test(tst_webhooks_restart SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_webho
     LIBS switchyard_serverfixture switchyard_fakeupstream switchyard_webhookreceiver Qt6::Network
     DEPENDS switchyard-server DEFINITIONS SERVER_BINARY="$<TARGET_FILE:switchyard-server>"
     TIMEOUT 300)
+# Image money on the one money path: the live ledger and usage models, the credit gate, /metrics.
+switchyard_test(tst_images_money SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_images_money.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/ImagesTestSupport.h
+    LIBS switchyard_serverfixture switchyard_fakeupstream switchyard_family_images TIMEOUT 600)

@@ -86,6 +86,11 @@ private slots:
             << QByteArray("{\"models\":[{\"id\":\"m\",\"provider\":\"openai\","
                           "\"price_per_image\":0.04}]}")
             << "images.models[0].price_per_image";
+        // Ten images at this price would not fit in 64 bits of credit units.
+        QTest::newRow("model price too high")
+            << QByteArray("{\"models\":[{\"id\":\"m\",\"provider\":\"openai\","
+                          "\"price_per_image\":\"1000000.000000001\"}]}")
+            << "images.models[0].price_per_image";
         QTest::newRow("default model")
             << QByteArray("{\"default_model\":\"nope\"}") << "images.default_model";
         QTest::newRow("public base")

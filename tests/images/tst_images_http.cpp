@@ -436,7 +436,8 @@ void TestImagesHttp::abandonedTasksRecovered()
         t.owner = "gone:1:0000";
         t.leaseUntil = now - 1000;
         t.createdMs = now - 5000;
-        QCOMPARE(ImageStore::insertTask(f.store(), t, 0), ChargeResult::Status::Committed);
+        MoneyJournal journal(f.store());
+        QCOMPARE(ImageStore::insertTask(journal, t, 0).status, ChargeResult::Status::Committed);
     }
     QCOMPARE(balance(f), before - 4 * kPrice);
     QTRY_COMPARE_WITH_TIMEOUT(task(f, "imgtask_dead_in_progress")->status, QStringLiteral("failed"),

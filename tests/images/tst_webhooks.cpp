@@ -379,12 +379,7 @@ void TestWebhooks::controlApi()
 
 void TestWebhooks::twoInstancesOnePostgres()
 {
-    TestDatabase probe(QStringLiteral("postgres"));
-    if (!probe.ready()) {
-        if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))
-            QFAIL(qPrintable(probe.skipReason()));
-        QSKIP(qPrintable(probe.skipReason()));
-    }
+    IMAGES_REQUIRE_POSTGRES();
     WebhookReceiver receiver;
     QVERIFY2(receiver.start(), qPrintable(receiver.errorString()));
     // The first attempt of each delivery fails, so retries are claimed by either instance.

@@ -7,3 +7,9 @@ foreach(suite apikeymodel controltokenmodel ledgermodel usagemodel usagebucketmo
         LIBS switchyard_models
         TIMEOUT 120)
 endforeach()
+# DatabaseService's money path (writeMoney) into the live ledger and usage models, on SQLite and
+# PostgreSQL.
+switchyard_test(itemmodels.moneypath TARGET tst_itemmodels_moneypath
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_moneypath.cpp
+    LIBS switchyard_testsupport
+    TIMEOUT 120)
