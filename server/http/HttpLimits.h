@@ -21,7 +21,7 @@ struct HttpBufferBudget
 {
     qint64 cap = qint64(256) << 20;
     qint64 held = 0;
-    quint64 refusals = 0;      // requests answered 503 because taking more would pass the cap
+    quint64 refusals = 0;       // requests answered 503 because taking more would pass the cap
     quint64 droppedStreams = 0; // streams dropped because their unsent bytes passed it
 
     bool allows(qint64 more) const { return more <= cap - held; }

@@ -186,8 +186,7 @@ HttpRequestReader::Event HttpRequestReader::next()
             // as a head is.
             const qsizetype eol = m_buffer.indexOf("\r\n");
             const qint64 cap = qint64(m_limits.maxHeaderBytes) + 2;
-            if (eol < 0 ? m_trailerBytes + m_buffer.size() >= cap
-                        : m_trailerBytes + eol + 2 > cap)
+            if (eol < 0 ? m_trailerBytes + m_buffer.size() >= cap : m_trailerBytes + eol + 2 > cap)
                 return fail(431, QStringLiteral("Chunked trailer is too large."));
             if (eol < 0)
                 return Event::NeedBytes;
@@ -269,9 +268,8 @@ HttpRequestReader::Event HttpRequestReader::parseHead(qsizetype end)
         m_bodyLength = 0;
     }
     m_request.bodyLength = m_bodyLength;
-    m_expectContinue =
-        !http10 && m_bodyLength != 0 &&
-        m_request.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
+    m_expectContinue = !http10 && m_bodyLength != 0 &&
+                       m_request.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0;
     m_state = State::HeadStep;
     return Event::Head;
 }

@@ -116,7 +116,7 @@ private:
     HttpLimits m_limits;
     const HttpBufferBudget *m_budget;
     State m_state = State::Head;
-    QByteArray m_buffer;   // read but not yet parsed
+    QByteArray m_buffer;      // read but not yet parsed
     qsizetype m_scanFrom = 0; // where the search for a head's end resumes
     HttpRequest m_request;
     QByteArray m_body;
