@@ -48,10 +48,12 @@ HttpConnection::HttpConnection(qintptr descriptor, HttpHandler &handler, const H
             m_readTimer.start(m_limits.idleTimeoutMs);
             return;
         }
-        if (m_reader.state() == State::Head && m_reader.buffered() == 0)
-            abortNow(); // idle between requests: an ordinary close
-        else
-            reset(); // a head or a body too slow, or the end of a linger
+        if (m_reader.state() == State::Head && m_reader.buffered() == 0) {
+            m_socket->abort(); // idle between requests: an ordinary close
+            onDisconnected();
+        } else {
+            abortNow(); // a head or a body too slow, or the end of a linger
+        }
     });
     m_writeTimer.setSingleShot(true);
     connect(&m_writeTimer, &QTimer::timeout, this, [this] {
@@ -63,7 +65,7 @@ HttpConnection::HttpConnection(qintptr descriptor, HttpHandler &handler, const H
             return;
         }
         qWarning("dropping a client that took no bytes for %d ms", m_limits.idleTimeoutMs);
-        reset();
+        abortNow();
     });
     m_readTimer.start(m_limits.idleTimeoutMs);
 }
@@ -112,7 +114,7 @@ void HttpConnection::write(const QByteArray &data)
         m_dropping = true;
         ++m_budget.droppedStreams;
         qWarning("dropping a stream: the server's buffers are full");
-        QMetaObject::invokeMethod(this, &HttpConnection::reset, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, &HttpConnection::abortNow, Qt::QueuedConnection);
     }
 }
 
@@ -145,22 +147,17 @@ qint64 HttpConnection::unsentBytes() const
 
 void HttpConnection::abortNow()
 {
-    m_socket->abort();
-    onDisconnected();
-}
-
-void HttpConnection::reset()
-{
 #ifdef Q_OS_UNIX
     // No linger: the kernel sends RST and drops what it still holds for the client, instead of
-    // keeping it (and the connection) to deliver to a client that is not reading.
+    // keeping the connection to deliver it to a client that is not reading.
     const struct ::linger hard
     {
         1, 0
     };
     ::setsockopt(int(m_socket->socketDescriptor()), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
 #endif
-    abortNow();
+    m_socket->abort();
+    onDisconnected();
 }
 
 void HttpConnection::onDisconnected()
@@ -183,7 +180,7 @@ void HttpConnection::onReadyRead()
     if (m_close == Closing::Lingering) {
         m_lingered += m_socket->skip(m_socket->bytesAvailable());
         if (m_lingered > kLingerBytes)
-            reset();
+            abortNow();
         return;
     }
     if (m_closing && !m_current) { // shutting down: no new request

@@ -49,7 +49,8 @@ public:
     // The client's address (an IPv4 client on a dual-stack socket as IPv4).
     QHostAddress clientAddress() const { return m_peer; }
     void closeWhenIdle(); // graceful shutdown: finish the current response, then close
-    // Drops the connection now; a response in progress is told its client left.
+    // Drops the connection now, with a reset (what the kernel still holds for the client goes
+    // too); a response in progress is told its client left.
     void abortNow();
 
 signals:
@@ -67,8 +68,6 @@ private:
     void closeAfterAnswer();
     void linger();
     void account();
-    // Drops a client that broke a bound (a timeout, the budget): abortNow(), with a reset.
-    void reset();
     void onDisconnected();
 
     QTcpSocket *m_socket;

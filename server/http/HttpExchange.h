@@ -23,7 +23,7 @@ public:
 
     bool isOpen() const;        // the client is still there
     qint64 unsentBytes() const; // written but not yet taken by the client (a slow reader)
-    // Drops the connection now (onClosed runs).
+    // Drops the connection now, with a reset (onClosed runs).
     void abortConnection();
     bool isAnswered() const { return m_state != State::Pending; }
     bool isStreaming() const { return m_state == State::Streaming; }
