@@ -150,10 +150,7 @@ void HttpConnection::abortNow()
 #ifdef Q_OS_UNIX
     // No linger: the kernel sends RST and drops what it still holds for the client, instead of
     // keeping the connection to deliver it to a client that is not reading.
-    const struct ::linger hard
-    {
-        1, 0
-    };
+    const ::linger hard{1, 0};
     ::setsockopt(int(m_socket->socketDescriptor()), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
 #endif
     m_socket->abort();
@@ -313,8 +310,6 @@ void HttpConnection::fail()
 {
     if (!m_current) // before its head was out: what of it was parsed, for the envelope
         m_current = std::make_shared<HttpExchange>(m_reader.takeRequest(), this);
-    if (m_reader.failStatus() == 503)
-        ++m_budget.refusals;
     refuse(m_reader.failStatus(), m_reader.failMessage());
 }
 
@@ -322,8 +317,8 @@ void HttpConnection::refuse(int status, const QString &message)
 {
     m_run = nullptr;
     m_current->setCloseAfter();
-    if (status == 503 && m_reader.state() != State::Closed)
-        ++m_budget.refusals; // decided here, not by the reader
+    if (status == 503) // the budget's refusal, whether the reader or the head decided it
+        ++m_budget.refusals;
     m_reader.close();
     const ExchangePtr exchange = m_current;
     m_handler.reject(exchange, status, message);

@@ -3,6 +3,8 @@
 #include "ServerFixture.h"
 
 #include <atomic>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
@@ -509,6 +511,40 @@ private slots:
         QVERIFY(trickle(slow, QByteArray(2000, 'x'))); // about 50 bytes a second
         QVERIFY(slow.readUntilClosed(1'000).isEmpty());
         QTRY_COMPARE(metric(*f, "switchyard_open_connections"), 1.0);
+    }
+
+    // The edge's settings in the config file's server section, and values it refuses.
+    void edgeSettings()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const auto load = [&](const QByteArray &server) {
+            QFile f(path);
+            if (f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                f.write("{\"server\": {" + server + "}}");
+            f.close();
+            return ServerSettings::fromConfigFile(path);
+        };
+        const ServerSettings defaults = load("");
+        QCOMPARE(defaults.maxConnectionsPerClient, 0);
+        QCOMPARE(defaults.maxBufferedBytes, qint64(256) << 20);
+        QCOMPARE(defaults.headerTimeoutMs, 15'000);
+        QCOMPARE(defaults.bodyTimeoutMs, 60'000);
+        QCOMPARE(defaults.minBodyRate, qint64(1024));
+        const ServerSettings s =
+            load("\"max_connections_per_client\": 8, \"max_buffered_bytes\": 1048576, "
+                 "\"header_timeout_ms\": 500, \"body_timeout_ms\": 700, \"min_body_rate\": 0");
+        QCOMPARE(s.maxConnectionsPerClient, 8);
+        QCOMPARE(s.maxBufferedBytes, qint64(1048576));
+        QCOMPARE(s.headerTimeoutMs, 500);
+        QCOMPARE(s.bodyTimeoutMs, 700);
+        QCOMPARE(s.minBodyRate, qint64(0));
+        for (const QByteArray &bad :
+             {QByteArray("\"max_connections_per_client\": -1"),
+              QByteArray("\"max_connections_per_client\": 1.5"),
+              QByteArray("\"min_body_rate\": \"fast\""), QByteArray("\"max_buffered_bytes\": 0"),
+              QByteArray("\"header_timeout_ms\": 0"), QByteArray("\"body_timeout_ms\": -5")})
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, load(bad));
     }
 
     void gracefulShutdownFinishesInFlight()
