@@ -11,8 +11,10 @@ void Metrics::observe(const QString &family, int status, double seconds)
             ++h.counts[i];
 }
 
-QByteArray Metrics::render() const
+QByteArray Metrics::render()
 {
+    for (const auto &collect : m_collectors)
+        collect(*this);
     QByteArray out;
     out += "# HELP switchyard_requests_total Requests answered, by route family and status.\n"
            "# TYPE switchyard_requests_total counter\n";
@@ -22,8 +24,8 @@ QByteArray Metrics::render() const
                    .arg(it.key().second)
                    .arg(it.value())
                    .toUtf8();
-    out += "# HELP switchyard_request_duration_seconds Time from request parsed to response "
-           "complete.\n# TYPE switchyard_request_duration_seconds histogram\n";
+    out += "# HELP switchyard_request_duration_seconds Time from the request's head to its "
+           "response complete.\n# TYPE switchyard_request_duration_seconds histogram\n";
     for (auto it = m_latency.cbegin(); it != m_latency.cend(); ++it) {
         const QString f = it.key();
         for (size_t i = 0; i < kBuckets.size(); ++i)
@@ -42,10 +44,11 @@ QByteArray Metrics::render() const
                    .arg(it->sum, 0, 'g', 12)
                    .toUtf8();
     }
-    for (auto it = m_gauges.cbegin(); it != m_gauges.cend(); ++it)
-        out += QStringLiteral("# TYPE %1 gauge\n%1 %2\n")
-                   .arg(it.key())
-                   .arg(it.value(), 0, 'g', 12)
-                   .toUtf8();
+    for (const auto &[values, type] : {std::pair{&m_gauges, "gauge"}, {&m_counters, "counter"}})
+        for (auto it = values->cbegin(); it != values->cend(); ++it)
+            out += QStringLiteral("# TYPE %1 %2\n%1 %3\n")
+                       .arg(it.key(), QLatin1String(type))
+                       .arg(it.value(), 0, 'g', 12)
+                       .toUtf8();
     return out;
 }

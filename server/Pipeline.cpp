@@ -1,6 +1,7 @@
 #include "Pipeline.h"
 
 #include "DatabaseService.h"
+#include "http/HttpRequestReader.h"
 #include "Money.h"
 #include "Secrets.h"
 
@@ -58,12 +59,16 @@ ErrorStyle Pipeline::errorStyleForPath(const QString &path) const
     return style;
 }
 
-qint64 Pipeline::bodyLimit(const HttpRequest &head) const
+qint64 Pipeline::bodyLimit(const RouteSpec &route) const
 {
-    const RouteSpec *route = m_router.anyForPath(head.path);
-    if (route && route->bodyLimit > 0)
-        return route->bodyLimit;
-    return route && route->upload ? m_settings.maxUploadBody : m_settings.maxJsonBody;
+    if (route.bodyLimit > 0)
+        return route.bodyLimit;
+    return route.upload ? m_settings.maxUploadBody : m_settings.maxJsonBody;
+}
+
+QString Pipeline::tooLarge(const RouteSpec *route, const QString &message)
+{
+    return route && !route->tooLarge.isEmpty() ? route->tooLarge + u' ' + message : message;
 }
 
 void Pipeline::reject(const ExchangePtr &exchange, int status, const QString &message)
@@ -73,13 +78,10 @@ void Pipeline::reject(const ExchangePtr &exchange, int status, const QString &me
     const RouteSpec *route = m_router.anyForPath(exchange->request().path);
     if (route)
         ctx->m_style = route->errorStyle;
-    if (status == 413 && route && !route->tooLarge.isEmpty())
-        ctx->respondError(status, route->tooLarge + u' ' + message);
-    else
-        ctx->respondError(status, message);
+    ctx->respondError(status, status == 413 ? tooLarge(route, message) : message);
 }
 
-void Pipeline::handle(const ExchangePtr &exchange)
+void Pipeline::head(const ExchangePtr &exchange)
 {
     auto ctx = std::make_shared<RequestContext>(*this, exchange);
     const HttpRequest &req = exchange->request();
@@ -100,11 +102,28 @@ void Pipeline::handle(const ExchangePtr &exchange)
     ctx->m_route = m.route;
     ctx->m_style = m.route->errorStyle;
     ctx->m_params = std::move(m.params);
+    const qint64 limit = bodyLimit(*m.route);
+    if (req.bodyLength > limit) {
+        ctx->respondError(
+            413, tooLarge(m.route, HttpRequestReader::tooLargeMessage(req.bodyLength, limit)));
+        return;
+    }
     if (m.route->auth == AuthMode::Public) {
-        run(ctx);
+        readBody(ctx);
         return;
     }
     authenticate(ctx);
+}
+
+void Pipeline::readBody(const ContextPtr &ctx)
+{
+    ctx->exchange()->readBody(bodyLimit(*ctx->route()), [this, ctx] {
+        // The writer waits for expected settlements (DatabaseService::expectSettlement): taken
+        // now, not at the head, so that a body still arriving keeps none out.
+        if (ctx->identity().kind == AuthMode::ApiKey)
+            ctx->m_settlement = m_db.expectSettlement();
+        run(ctx);
+    });
 }
 
 void Pipeline::authenticate(const ContextPtr &ctx)
@@ -170,7 +189,6 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
             return;
         }
         id = Identity{AuthMode::ApiKey, key->accountId, key->id, 0, key->tier, {}};
-        ctx->m_settlement = m_db.expectSettlement();
     } else {
         const auto *token = std::get_if<ControlTokenRecord>(&record);
         if (!token) {
@@ -226,7 +244,7 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
 
 void Pipeline::admit(const ContextPtr &ctx)
 {
-    reserve(ctx, ctx->route()->reservation, [this, ctx] { run(ctx); });
+    reserve(ctx, ctx->route()->reservation, [this, ctx] { readBody(ctx); });
 }
 
 void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void()> then)

@@ -15,9 +15,16 @@
 
 class DatabaseService;
 
-// The request pipeline of ARCHITECTURE.md, written once: limits, routing, authentication,
-// rate limits, credit admission, the family handler, metering and settlement, the response in
-// the family's envelope with X-Request-Id. Lives on the server thread.
+// The request pipeline, written once: limits, routing, authentication, rate limits, credit
+// admission, the family handler, metering and settlement, the response in the family's envelope
+// with X-Request-Id. Lives on the server thread.
+//
+// Everything up to the credit admission is the head step (head()): decided on the head alone,
+// before any of the body is read, so that a refusal (404, 405, 413 for a declared length, 401,
+// 403, 429, 402) never reads it. The request's context is made at the head and kept by the
+// connection, with its credit hold, until the body is complete; then the route's handler runs.
+// With a cached credential and a fresh balance the head step decides within the head's own
+// read, and the body that arrived with it is handled in the same pass.
 class Pipeline : public QObject, public HttpHandler
 {
     Q_OBJECT
@@ -36,8 +43,7 @@ public:
     CreditGate &credits() { return m_credits; }
     const ServerSettings &settings() const { return m_settings; }
 
-    qint64 bodyLimit(const HttpRequest &head) const override;
-    void handle(const ExchangePtr &exchange) override;
+    void head(const ExchangePtr &exchange) override;
     void reject(const ExchangePtr &exchange, int status, const QString &message) override;
 
     // Called by RequestContext.
@@ -53,6 +59,11 @@ signals:
     void requestServed(const QString &family, int status, int latencyMs);
 
 private:
+    qint64 bodyLimit(const RouteSpec &route) const;
+    // A 413's message in the route's words (its tooLarge), when it has them.
+    static QString tooLarge(const RouteSpec *route, const QString &message);
+    // Admitted at the head: the body is read, then the route's handler runs.
+    void readBody(const ContextPtr &ctx);
     void authenticate(const ContextPtr &ctx);
     void authorized(const ContextPtr &ctx, const Authenticator::Record &record);
     void admit(const ContextPtr &ctx);

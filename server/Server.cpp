@@ -18,7 +18,23 @@ Server::Server(DatabaseService &db, ServerSettings settings, const QList<Service
     limits.maxHeaderBytes = m_settings.maxHeaderBytes;
     limits.maxHeaderCount = m_settings.maxHeaderCount;
     limits.idleTimeoutMs = m_settings.idleTimeoutMs;
+    limits.headerTimeoutMs = m_settings.headerTimeoutMs;
+    limits.bodyTimeoutMs = m_settings.bodyTimeoutMs;
+    limits.minBodyRate = m_settings.minBodyRate;
+    limits.maxBufferedBytes = m_settings.maxBufferedBytes;
+    limits.maxConnectionsPerClient = m_settings.maxConnectionsPerClient;
     m_http = new HttpServer(*m_pipeline, limits, m_settings.maxConnections, this);
+    m_pipeline->metrics().addCollector([http = m_http](Metrics &m) {
+        const HttpBufferBudget &budget = http->budget();
+        m.setGauge(QStringLiteral("switchyard_open_connections"), http->connectionCount());
+        m.setGauge(QStringLiteral("switchyard_http_buffered_bytes"), double(budget.held));
+        m.setCounter(QStringLiteral("switchyard_http_buffer_refusals_total"),
+                     double(budget.refusals));
+        m.setCounter(QStringLiteral("switchyard_http_streams_dropped_total"),
+                     double(budget.droppedStreams));
+        m.setCounter(QStringLiteral("switchyard_http_connections_refused_total"),
+                     double(http->refusedConnections()));
+    });
     connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerCoreRoutes(families);
@@ -85,7 +101,6 @@ void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
     metrics.pattern = QStringLiteral("/metrics");
     metrics.handler = [this](const ContextPtr &ctx) {
         Metrics &m = m_pipeline->metrics();
-        m.setGauge(QStringLiteral("switchyard_open_connections"), m_http->connectionCount());
         m.setGauge(QStringLiteral("switchyard_writer_batches_total"), double(m_db.writerBatches()));
         ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8",
                         m.render() + m_db.moneyCounters().render());

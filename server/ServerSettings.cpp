@@ -1,5 +1,6 @@
 #include "ServerSettings.h"
 
+#include <cmath>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -57,6 +58,21 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
     intField("auth_cache_ms", s.authCacheMs);
     intField("balance_fresh_ms", s.balanceFreshMs);
     intField("max_stream_buffer_bytes", s.maxStreamBuffer);
+    intField("header_timeout_ms", s.headerTimeoutMs);
+    intField("body_timeout_ms", s.bodyTimeoutMs);
+    intField("max_buffered_bytes", s.maxBufferedBytes);
+    // 0 switches these off.
+    auto countField = [&](const char *name, auto &target) {
+        const QJsonValue v = server.value(QLatin1String(name));
+        if (v.isUndefined())
+            return;
+        if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() != std::floor(v.toDouble()))
+            throw std::runtime_error(std::string("config: server.") + name +
+                                     " must be a whole number, 0 or more (0: off)");
+        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
+    };
+    countField("max_connections_per_client", s.maxConnectionsPerClient);
+    countField("min_body_rate", s.minBodyRate);
 
     s.configPath = path;
     const QJsonValue sync = server.value("sqlite_synchronous");

@@ -26,7 +26,20 @@ struct ServerSettings
     int maxHeaderBytes = 64 * 1024;
     int maxHeaderCount = 100;
     int maxConnections = 4096;
+    // Connections one client address may hold (0: no cap); one more is closed at once.
+    int maxConnectionsPerClient = 0;
+    // Between requests on a keep-alive connection; and while bytes of an answer wait unsent,
+    // the longest its client may take none (then it is dropped, a stream as if it had left).
     int idleTimeoutMs = 60'000;
+    // A request's head must arrive this fast once it has begun.
+    int headerTimeoutMs = 15'000;
+    // A body may not stall longer than this, and must arrive at minBodyRate bytes a second on
+    // average once this long has passed (0: no rate rule).
+    int bodyTimeoutMs = 60'000;
+    qint64 minBodyRate = 1024;
+    // Bytes all connections may hold at once: read buffers, request bodies, unsent answers.
+    // Over it, new requests get 503 and a stream that cannot be buffered is dropped.
+    qint64 maxBufferedBytes = qint64(256) << 20;
     int drainTimeoutMs = 10'000;
     int authCacheMs = 2'000;
     // How old a balance read may be and still admit a request (CreditGate).

@@ -1,45 +1,86 @@
 #include "HttpConnection.h"
 
 #include "HttpHandler.h"
-#include "HttpHead.h"
+
+#include <QScopedValueRollback>
 
 #ifdef Q_OS_UNIX
 #include <sys/socket.h>
 #endif
 
+using Event = HttpRequestReader::Event;
+using State = HttpRequestReader::State;
+
 namespace {
 
-constexpr int kRequestReadTimeoutMs = 60'000; // head and body of one request, once started
+// IPv4 clients of a dual-stack socket arrive as ::ffff:a.b.c.d: one client, one address.
+QHostAddress clientOf(const QHostAddress &peer)
+{
+    bool v4 = false;
+    const quint32 ip = peer.toIPv4Address(&v4);
+    return v4 ? QHostAddress(ip) : peer;
+}
 
 } // namespace
 
 HttpConnection::HttpConnection(qintptr descriptor, HttpHandler &handler, const HttpLimits &limits,
-                               QObject *parent)
-    : QObject(parent), m_socket(new QTcpSocket(this)), m_handler(handler), m_limits(limits)
+                               HttpBufferBudget &budget, QObject *parent)
+    : QObject(parent), m_socket(new QTcpSocket(this)), m_handler(handler), m_limits(limits),
+      m_budget(budget), m_reader(limits, &budget)
 {
     m_socket->setSocketDescriptor(descriptor);
     m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
-    m_request.peer = m_socket->peerAddress();
+    // Back-pressure: what the socket reads ahead of the connection stops here, and the rest
+    // stays in the kernel, whose window then holds the client back.
+    m_socket->setReadBufferSize(kReadBuffer);
+    m_peer = clientOf(m_socket->peerAddress());
     connect(m_socket, &QTcpSocket::readyRead, this, &HttpConnection::onReadyRead);
+    connect(m_socket, &QTcpSocket::bytesWritten, this, &HttpConnection::onBytesWritten);
     connect(m_socket, &QTcpSocket::disconnected, this, &HttpConnection::onDisconnected);
-    m_idle.setSingleShot(true);
-    connect(&m_idle, &QTimer::timeout, this, [this] {
-        // Idle keep-alive connection, or a request that did not arrive in time.
-        if (!m_current)
-            m_socket->abort();
+    m_clock.start();
+    m_readTimer.setSingleShot(true);
+    connect(&m_readTimer, &QTimer::timeout, this, [this] {
+        // While the server decides or answers, nothing is asked of the client.
+        if (m_reader.state() == State::HeadStep || m_reader.state() == State::Handling)
+            return;
+        // Between requests, while an answer is still being taken, the write timer judges.
+        if (m_reader.state() == State::Head && m_socket->bytesToWrite() > 0) {
+            m_readTimer.start(m_limits.idleTimeoutMs);
+            return;
+        }
+        if (m_reader.state() == State::Head && m_reader.buffered() == 0) {
+            m_socket->abort(); // idle between requests: an ordinary close
+            onDisconnected();
+        } else {
+            abortNow(); // a head or a body too slow, or the end of a linger
+        }
     });
-    m_idle.start(m_limits.idleTimeoutMs);
+    m_writeTimer.setSingleShot(true);
+    connect(&m_writeTimer, &QTimer::timeout, this, [this] {
+        if (m_socket->bytesToWrite() == 0)
+            return;
+        const qint64 still = m_clock.elapsed() - m_lastWriteProgressMs;
+        if (still < m_limits.idleTimeoutMs) {
+            m_writeTimer.start(int(m_limits.idleTimeoutMs - still));
+            return;
+        }
+        qWarning("dropping a client that took no bytes for %d ms", m_limits.idleTimeoutMs);
+        abortNow();
+    });
+    m_readTimer.start(m_limits.idleTimeoutMs);
 }
 
 HttpConnection::~HttpConnection()
 {
-    if (m_current)
-        m_current->notifyClosed();
+    m_gone = true;
+    m_budget.held -= std::exchange(m_held, 0);
+    if (auto current = std::move(m_current))
+        current->notifyClosed();
 }
 
 void HttpConnection::write(const QByteArray &data)
 {
-    if (m_gone)
+    if (m_gone || m_dropping) // a dropped client gets nothing more, reset or not yet
         return;
 #ifdef Q_OS_UNIX
     // Straight to the kernel when nothing is queued before it: QTcpSocket would queue the bytes
@@ -51,19 +92,51 @@ void HttpConnection::write(const QByteArray &data)
                                     size_t(data.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent == data.size())
             return;
-        if (sent > 0) {
+        if (sent > 0)
             m_socket->write(data.constData() + sent, data.size() - sent);
-            return;
-        }
+        else
+            m_socket->write(data);
+    } else {
+        m_socket->write(data);
     }
-#endif
+#else
     m_socket->write(data);
+#endif
+    // Bytes wait unsent: the client must take some in time, and they count against the budget.
+    if (!m_writeTimer.isActive()) {
+        m_lastWriteProgressMs = m_clock.elapsed();
+        m_writeTimer.start(m_limits.idleTimeoutMs);
+    }
+    account();
+    if (m_budget.held > m_budget.cap && m_current && m_current->isStreaming()) {
+        // A stream the server cannot buffer goes as a slow reader does, from the event loop
+        // (not inside the family's own write).
+        m_dropping = true;
+        ++m_budget.droppedStreams;
+        qWarning("dropping a stream: the server's buffers are full");
+        QMetaObject::invokeMethod(this, &HttpConnection::abortNow, Qt::QueuedConnection);
+    }
+}
+
+void HttpConnection::onBytesWritten()
+{
+    m_lastWriteProgressMs = m_clock.elapsed();
+    const qint64 unsent = m_socket->bytesToWrite();
+    if (unsent == 0) {
+        m_writeTimer.stop();
+        if (m_close == Closing::Flushing)
+            linger();
+    }
+    account();
+    if (unsent <= kReadBuffer && m_reader.state() == State::Head &&
+        (m_reader.buffered() > 0 || m_socket->bytesAvailable() > 0))
+        pump();
 }
 
 void HttpConnection::closeWhenIdle()
 {
     m_closing = true;
-    if (!m_current)
+    if (!m_current && m_close == Closing::No)
         m_socket->disconnectFromHost();
 }
 
@@ -74,6 +147,12 @@ qint64 HttpConnection::unsentBytes() const
 
 void HttpConnection::abortNow()
 {
+#ifdef Q_OS_UNIX
+    // No linger: the kernel sends RST and drops what it still holds for the client, instead of
+    // keeping the connection to deliver it to a client that is not reading.
+    const ::linger hard{1, 0};
+    ::setsockopt(int(m_socket->socketDescriptor()), SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+#endif
     m_socket->abort();
     onDisconnected();
 }
@@ -83,7 +162,10 @@ void HttpConnection::onDisconnected()
     if (m_gone)
         return;
     m_gone = true;
-    m_idle.stop();
+    m_readTimer.stop();
+    m_writeTimer.stop();
+    m_budget.held -= std::exchange(m_held, 0);
+    m_run = nullptr; // a request admitted at its head but never complete goes with its context
     if (auto current = std::move(m_current))
         current->notifyClosed();
     emit closed(this);
@@ -92,231 +174,206 @@ void HttpConnection::onDisconnected()
 
 void HttpConnection::onReadyRead()
 {
-    if (m_closing && !m_current) {
-        m_socket->readAll();
+    if (m_close == Closing::Lingering) {
+        m_lingered += m_socket->skip(m_socket->bytesAvailable());
+        if (m_lingered > kLingerBytes)
+            abortNow();
         return;
     }
-    const bool startingRequest = m_buffer.isEmpty() && m_phase == Phase::Head;
-    // Straight into the buffer: readAll() would allocate 32 KB (QIODevice's chunk, twice) for
-    // every request, then copy (perf probe on malloc: about one per request).
-    const qint64 available = m_socket->bytesAvailable();
-    if (available > 0) {
-        const qsizetype had = m_buffer.size();
-        m_buffer.resize(had + available);
-        const qint64 got = m_socket->read(m_buffer.data() + had, available);
-        m_buffer.truncate(had + qMax<qint64>(got, 0));
+    if (m_closing && !m_current) { // shutting down: no new request
+        m_socket->skip(m_socket->bytesAvailable());
+        return;
     }
-    if (startingRequest && !m_buffer.isEmpty())
-        m_idle.start(kRequestReadTimeoutMs);
-    parse();
+    pump();
 }
 
-void HttpConnection::fail(int status, const QString &message)
+// Reads and parses as far as the reader's state allows. Not re-entered: a state change made
+// inside (an answer at once, a head step that decides at once) is picked up by the loop.
+void HttpConnection::pump()
 {
-    m_closing = true;
-    m_keepAlive = false;
-    m_phase = Phase::Waiting;
-    m_buffer.clear();
-    auto exchange = std::make_shared<HttpExchange>(std::move(m_request), this);
-    m_request = HttpRequest();
-    exchange->setCloseAfter();
-    m_current = exchange;
-    m_idle.stop();
-    m_handler.reject(exchange, status, message);
-}
-
-bool HttpConnection::parseHead(qsizetype headEnd)
-{
-    HttpHead::Error error;
-    const bool parsed = HttpHead::parse(QByteArrayView(m_buffer).first(headEnd),
-                                        m_limits.maxHeaderCount, &m_request, &error);
-    m_buffer.remove(0, headEnd + 4);
-    m_scanFrom = 0;
-    if (!parsed) {
-        fail(error.status, error.message);
-        return false;
-    }
-    const bool http10 = m_request.versionMinor == 0;
-    const QByteArray connection = m_request.header("connection").toLower();
-    m_keepAlive = http10 ? connection.contains("keep-alive") : !connection.contains("close");
-
-    const QByteArray te = m_request.header("transfer-encoding").toLower();
-    const bool hasLength = m_request.hasHeader("content-length");
-    if (!te.isEmpty() || hasLength) // the route's limit: looked up only for a body to read
-        m_bodyLimit = m_handler.bodyLimit(m_request);
-    if (!te.isEmpty()) {
-        if (te != "chunked" || hasLength) {
-            fail(400, QStringLiteral("Unsupported Transfer-Encoding."));
-            return false;
-        }
-        m_phase = Phase::ChunkSize;
-    } else if (hasLength) {
-        QByteArray lengthText;
-        for (const auto &h : m_request.headers) {
-            if (h.first != "content-length")
-                continue;
-            if (!lengthText.isEmpty() && lengthText != h.second) {
-                fail(400, QStringLiteral("Conflicting Content-Length headers."));
-                return false;
-            }
-            lengthText = h.second;
-        }
-        bool ok = false;
-        const qint64 length = lengthText.toLongLong(&ok);
-        if (!ok || length < 0 || lengthText.front() == '+' || lengthText.front() == '-') {
-            fail(400, QStringLiteral("Malformed Content-Length."));
-            return false;
-        }
-        if (length > m_bodyLimit) {
-            fail(413, QStringLiteral("Request body of %1 bytes is larger than the limit of %2 "
-                                     "bytes for this endpoint.")
-                          .arg(length)
-                          .arg(m_bodyLimit));
-            return false;
-        }
-        m_bodyRemaining = length;
-        // Bounded by the route's limit above; one allocation keeps a large upload from being
-        // copied on every growth (peak memory stays near the body's size).
-        m_request.body.reserve(length);
-        m_phase = length > 0 ? Phase::Body : Phase::Waiting;
-    } else {
-        m_phase = Phase::Waiting;
-    }
-    if (m_phase != Phase::Waiting &&
-        m_request.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0 &&
-        m_buffer.isEmpty())
-        write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
-    return true;
-}
-
-void HttpConnection::parse()
-{
-    while (!m_current && !m_gone) {
-        switch (m_phase) {
-        case Phase::Head: {
-            const qsizetype end = m_buffer.indexOf("\r\n\r\n", qMax<qsizetype>(0, m_scanFrom - 3));
-            if (end < 0) {
-                if (m_buffer.size() > m_limits.maxHeaderBytes) {
-                    fail(431, QStringLiteral("Request header block is larger than %1 bytes.")
-                                  .arg(m_limits.maxHeaderBytes));
-                } else {
-                    m_scanFrom = m_buffer.size();
-                }
-                return;
-            }
-            if (end > m_limits.maxHeaderBytes) {
-                fail(431, QStringLiteral("Request header block is larger than %1 bytes.")
-                              .arg(m_limits.maxHeaderBytes));
-                return;
-            }
-            if (!parseHead(end))
-                return;
+    if (m_pumping || m_gone)
+        return;
+    QScopedValueRollback<bool> pumping(m_pumping, true);
+    while (!m_gone) {
+        // Answers the client has not taken hold the next request back (onBytesWritten goes on):
+        // otherwise requests with large answers, pipelined and never read, would pile answers up.
+        if (m_reader.state() == State::Head && m_socket->bytesToWrite() > kReadBuffer)
             break;
-        }
-        case Phase::Body: {
-            const qint64 take = qMin<qint64>(m_bodyRemaining, m_buffer.size());
-            m_request.body += m_buffer.left(take);
-            m_buffer.remove(0, take);
-            m_bodyRemaining -= take;
-            if (m_bodyRemaining > 0)
-                return;
-            m_phase = Phase::Waiting;
-            break;
-        }
-        case Phase::ChunkSize: {
-            const qsizetype eol = m_buffer.indexOf("\r\n");
-            if (eol < 0) {
-                if (m_buffer.size() > 1024)
-                    fail(400, QStringLiteral("Malformed chunk size line."));
-                return;
+        const Event event = m_reader.next();
+        if (event == Event::NeedBytes) {
+            const qint64 n = qMin(m_reader.readBudget(), m_socket->bytesAvailable());
+            if (n <= 0) {
+                waitForBytes();
+                break;
             }
-            QByteArray sizeText = m_buffer.left(eol);
-            m_buffer.remove(0, eol + 2);
-            const qsizetype semi = sizeText.indexOf(';');
-            if (semi >= 0)
-                sizeText.truncate(semi);
-            bool ok = false;
-            const qint64 size = sizeText.trimmed().toLongLong(&ok, 16);
-            if (!ok || size < 0) {
-                fail(400, QStringLiteral("Malformed chunk size line."));
-                return;
-            }
-            if (m_request.body.size() + size > m_bodyLimit) {
-                fail(413, QStringLiteral("Request body is larger than the limit of %1 bytes "
-                                         "for this endpoint.")
-                              .arg(m_bodyLimit));
-                return;
-            }
-            m_bodyRemaining = size;
-            m_phase = size == 0 ? Phase::ChunkTrailer : Phase::ChunkData;
-            break;
-        }
-        case Phase::ChunkData: {
-            if (m_bodyRemaining > 0) {
-                const qint64 take = qMin<qint64>(m_bodyRemaining, m_buffer.size());
-                m_request.body += m_buffer.left(take);
-                m_buffer.remove(0, take);
-                m_bodyRemaining -= take;
-                if (m_bodyRemaining > 0)
-                    return;
-            }
-            if (m_buffer.size() < 2)
-                return;
-            if (!m_buffer.startsWith("\r\n")) {
-                fail(400, QStringLiteral("Malformed chunk."));
-                return;
-            }
-            m_buffer.remove(0, 2);
-            m_phase = Phase::ChunkSize;
-            break;
-        }
-        case Phase::ChunkTrailer: {
-            // Trailer fields are read and ignored, up to the empty line.
-            const qsizetype eol = m_buffer.indexOf("\r\n");
-            if (eol < 0) {
-                if (m_buffer.size() > m_limits.maxHeaderBytes)
-                    fail(431, QStringLiteral("Chunked trailer is too large."));
-                return;
-            }
-            m_buffer.remove(0, eol + 2);
-            if (eol == 0)
-                m_phase = Phase::Waiting;
-            break;
-        }
-        case Phase::Waiting:
+            const qint64 got = m_socket->read(m_reader.prepareRead(n), n);
+            m_reader.commitRead(got);
+            if (got <= 0)
+                break;
+        } else if (event == Event::Head) {
+            onHead();
+        } else if (event == Event::Complete) {
             dispatch();
-            return;
+        } else if (event == Event::Failed) {
+            fail();
+        } else {
+            break; // Wait
         }
     }
+    account();
+}
+
+void HttpConnection::waitForBytes()
+{
+    switch (m_reader.state()) {
+    case State::Head:
+        // The idle timer runs until a request's first bytes; then its head has a deadline.
+        if (m_reader.buffered() > 0 && !m_headTimed) {
+            m_headTimed = true;
+            m_readTimer.start(m_limits.headerTimeoutMs);
+        }
+        break;
+    case State::Body:
+    case State::ChunkSize:
+    case State::ChunkData:
+    case State::ChunkEnd:
+    case State::Trailer: {
+        // Waited for after progress (or first): no stall longer than bodyTimeoutMs, and on
+        // average minBodyRate once the first bodyTimeoutMs have passed.
+        const qint64 now = m_clock.elapsed();
+        if (m_bodyStartMs < 0)
+            m_bodyStartMs = now;
+        qint64 deadline = now + m_limits.bodyTimeoutMs;
+        if (m_limits.minBodyRate > 0)
+            deadline = qMin(deadline, m_bodyStartMs + m_limits.bodyTimeoutMs +
+                                          m_reader.bodyReceived() * 1000 / m_limits.minBodyRate);
+        m_readTimer.start(int(qMax<qint64>(0, deadline - now)));
+        break;
+    }
+    case State::HeadStep:
+    case State::Handling:
+    case State::Closed:
+        break;
+    }
+}
+
+void HttpConnection::onHead()
+{
+    HttpRequest head = m_reader.takeHead();
+    head.peer = m_peer;
+    auto exchange = std::make_shared<HttpExchange>(std::move(head), this);
+    if (!m_reader.keepAlive() || m_closing)
+        exchange->setCloseAfter();
+    if (m_reader.hasBody())
+        exchange->setBodyUnread(true);
+    m_current = exchange;
+    m_headTimed = false;
+    const qint64 declared = exchange->request().bodyLength;
+    if (!m_budget.allows(qMax<qint64>(0, declared))) {
+        refuse(503, HttpRequestReader::busyMessage());
+        return;
+    }
+    QScopedValueRollback<bool> inHeadStep(m_inHeadStep, true);
+    m_handler.head(exchange);
+}
+
+void HttpConnection::readBody(HttpExchange *exchange, qint64 bodyLimit, std::function<void()> run)
+{
+    if (m_gone || exchange != m_current.get() || m_reader.state() != State::HeadStep)
+        return;
+    if (!m_reader.admit(bodyLimit)) {
+        fail();
+        return;
+    }
+    m_run = std::move(run);
+    m_bodyStartMs = -1;
+    if (m_reader.wantsContinue())
+        write(QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"));
+    // Decided later than the head step's own call (the database was asked): go on from here.
+    if (!m_inHeadStep)
+        pump();
 }
 
 void HttpConnection::dispatch()
 {
-    m_idle.stop();
-    auto exchange = std::make_shared<HttpExchange>(std::move(m_request), this);
-    m_request = HttpRequest();
-    m_request.peer = m_socket->peerAddress();
-    if (!m_keepAlive || m_closing)
-        exchange->setCloseAfter();
-    m_current = exchange;
-    m_handler.handle(exchange);
+    m_readTimer.stop();
+    HttpRequest &request = m_current->request();
+    request.body = m_reader.takeBody();
+    m_current->setBodyUnread(false);
+    m_handledBody = request.body.capacity();
+    if (auto run = std::move(m_run))
+        run();
+}
+
+// The reader refused the request (malformed, too large, over the budget): answered, closed.
+void HttpConnection::fail()
+{
+    if (!m_current) // before its head was out: what of it was parsed, for the envelope
+        m_current = std::make_shared<HttpExchange>(m_reader.takeRequest(), this);
+    refuse(m_reader.failStatus(), m_reader.failMessage());
+}
+
+void HttpConnection::refuse(int status, const QString &message)
+{
+    m_run = nullptr;
+    m_current->setCloseAfter();
+    if (status == 503) // the budget's refusal, whether the reader or the head decided it
+        ++m_budget.refusals;
+    m_reader.close();
+    const ExchangePtr exchange = m_current;
+    m_handler.reject(exchange, status, message);
 }
 
 void HttpConnection::exchangeFinished(HttpExchange *exchange)
 {
     if (!m_current || m_current.get() != exchange)
         return;
-    const bool close = exchange->closeAfter() || m_closing;
     // Keep the exchange alive until this call returns; the caller is inside it.
     ExchangePtr finished = std::move(m_current);
-    if (close) {
-        m_socket->disconnectFromHost();
+    m_run = nullptr; // answered at its head: what it would have run goes
+    m_handledBody = 0;
+    m_bodyStartMs = -1;
+    if (finished->closeAfter() || m_closing) {
+        closeAfterAnswer();
         return;
     }
-    m_phase = Phase::Head;
-    m_scanFrom = 0;
-    m_idle.start(m_buffer.isEmpty() ? m_limits.idleTimeoutMs : kRequestReadTimeoutMs);
-    // Continue with pipelined bytes later, not inside the handler's call stack.
-    if (!m_buffer.isEmpty())
-        QMetaObject::invokeMethod(this, &HttpConnection::parse, Qt::QueuedConnection);
+    m_reader.finish();
+    m_readTimer.start(m_limits.idleTimeoutMs);
+    // Pipelined bytes: within a pump, its loop goes on; otherwise later, not inside the
+    // handler's call stack.
+    if (!m_pumping && (m_reader.buffered() > 0 || m_socket->bytesAvailable() > 0))
+        QMetaObject::invokeMethod(this, &HttpConnection::pump, Qt::QueuedConnection);
+    account();
+}
+
+void HttpConnection::closeAfterAnswer()
+{
+    m_reader.close();
+    m_readTimer.stop();
+    m_close = Closing::Flushing;
+    if (m_socket->bytesToWrite() == 0)
+        linger();
+    account();
+}
+
+void HttpConnection::linger()
+{
+    m_close = Closing::Lingering;
+#ifdef Q_OS_UNIX
+    // The answer ends with FIN; the connection stays until the client closes its side too, or
+    // the linger is over.
+    ::shutdown(int(m_socket->socketDescriptor()), SHUT_WR);
+    m_lingered = m_socket->skip(m_socket->bytesAvailable());
+    m_readTimer.start(qMin(kLingerMs, m_limits.idleTimeoutMs));
+#else
+    m_socket->disconnectFromHost();
+#endif
+}
+
+void HttpConnection::account()
+{
+    const qint64 now = m_reader.buffered() + m_reader.bodyHeld() + m_handledBody +
+                       m_socket->bytesAvailable() + m_socket->bytesToWrite();
+    m_budget.held += now - m_held;
+    m_held = now;
 }

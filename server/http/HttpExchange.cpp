@@ -128,7 +128,7 @@ QByteArray HttpExchange::head(int status, const HttpHeaders &headers, bool chunk
         appendNumber(out, length);
         out += "\r\n";
     }
-    if (m_closeAfter)
+    if (closeAfter())
         out += "Connection: close\r\n";
     out += "\r\n";
     return out;
@@ -147,6 +147,12 @@ void HttpExchange::respond(int status, const HttpHeaders &headers, const QByteAr
         out += body;
     m_connection->write(out);
     m_connection->exchangeFinished(this);
+}
+
+void HttpExchange::readBody(qint64 bodyLimit, std::function<void()> run)
+{
+    if (m_state == State::Pending && m_connection)
+        m_connection->readBody(this, bodyLimit, std::move(run));
 }
 
 void HttpExchange::startStream(int status, const HttpHeaders &headers)

@@ -9,8 +9,10 @@
 
 class HttpConnection;
 
-// One request and the means to answer it, now or later. The connection may go away at any
-// time (the client left); every write checks, and onClosed() lets long work stop early.
+// One request and the means to answer it, now or later. Made when the request's head has
+// arrived: the head step (HttpHandler::head) admits its body with readBody(), or answers it
+// without reading the body. The connection may go away at any time (the client left); every
+// write checks, and onClosed() lets long work stop early.
 class HttpExchange : public std::enable_shared_from_this<HttpExchange>
 {
 public:
@@ -21,10 +23,17 @@ public:
 
     bool isOpen() const;        // the client is still there
     qint64 unsentBytes() const; // written but not yet taken by the client (a slow reader)
-    // Drops the connection now (onClosed runs).
+    // Drops the connection now, with a reset (onClosed runs).
     void abortConnection();
     bool isAnswered() const { return m_state != State::Pending; }
     bool isStreaming() const { return m_state == State::Streaming; }
+
+    // The head step's admission: read the body, at most bodyLimit bytes (413 beyond), then call
+    // run on the connection's thread with the whole request in request(). Without a body, run
+    // comes as soon as the connection goes on: within this call's caller when the head step
+    // decides at once, no later than the next read otherwise. run is dropped, never called, if
+    // the body fails or the client leaves first. Ignored once answered.
+    void readBody(qint64 bodyLimit, std::function<void()> run);
 
     // A complete response with Content-Length. Ignored if already answered.
     void respond(int status, const HttpHeaders &headers, const QByteArray &body);
@@ -35,7 +44,10 @@ public:
     void endStream();
     // Closes the connection after the response (used for protocol errors).
     void setCloseAfter() { m_closeAfter = true; }
-    bool closeAfter() const { return m_closeAfter; }
+    // Set by the connection from the head until the body has been read: an answer given
+    // meanwhile (a refusal at the head) closes the connection, whose unread body is never read.
+    void setBodyUnread(bool unread) { m_bodyUnread = unread; }
+    bool closeAfter() const { return m_closeAfter || m_bodyUnread; }
 
     // Called once if the client disconnects before the response is complete; registered after
     // that, it runs from the event loop, soon after.
@@ -59,6 +71,7 @@ private:
     QPointer<HttpConnection> m_connection;
     State m_state = State::Pending;
     bool m_closeAfter = false;
+    bool m_bodyUnread = false;
     // The client left: the connection object lingers until its deletion is processed.
     bool m_closed = false;
     std::function<void()> m_onClosed;

@@ -17,6 +17,9 @@ struct HttpRequest
     QUrlQuery query;
     int versionMinor = 1; // HTTP/1.x
     QList<QPair<QByteArray, QByteArray>> headers;
+    // The body as the head declares it: its Content-Length, -1 when chunked (its length known
+    // only once read), 0 without one. Set when the head is read, before the body is.
+    qint64 bodyLength = 0;
     QByteArray body;
     QHostAddress peer;
 

@@ -75,7 +75,7 @@ struct RequestPlan
 
 // The fake upstream: OpenAI chat completions and responses, Anthropic messages, model lists,
 // with pacing, usage and faults chosen per request. Single-threaded, all on the event loop.
-class FakeUpstream : public QObject, public HttpHandler
+class FakeUpstream : public QObject, public PlainHttpHandler
 {
     Q_OBJECT
 public:

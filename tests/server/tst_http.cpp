@@ -1,14 +1,22 @@
 #include "Pipeline.h"
+#include "RawClient.h"
 #include "ServerFixture.h"
 
+#include <atomic>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
 
 namespace {
 
-// A public route answering after ?ms=N milliseconds with the path it saw, for ordering,
-// shutdown and disconnect tests.
+// Streams of /stream whose client left, as their route learns it (the exchange's onClosed).
+std::atomic<int> g_clientsLeft{0};
+
+// Public test routes: /echo/{name} answers after ?ms=N milliseconds with the path it saw, for
+// ordering, shutdown and disconnect tests; /stream streams ?chunks=N chunks of ?size=S bytes at
+// once and ends a second later (unless its client left); /big answers ?size=N bytes at once.
 void installSlowRoute(Pipeline &p)
 {
     RouteSpec r;
@@ -22,6 +30,58 @@ void installSlowRoute(Pipeline &p)
         QTimer::singleShot(ms, [ctx, answer] { ctx->respondRaw(200, "text/plain", answer); });
     };
     p.addRoute(r);
+
+    RouteSpec stream = r;
+    stream.method = "GET";
+    stream.pattern = QStringLiteral("/stream");
+    stream.handler = [](const ContextPtr &ctx) {
+        const int chunks = ctx->request().query.queryItemValue("chunks").toInt();
+        const QByteArray chunk(ctx->request().query.queryItemValue("size").toInt(), 's');
+        ctx->exchange()->onClosed([] { ++g_clientsLeft; });
+        ctx->startStream(200, {{"Content-Type", "application/octet-stream"}});
+        for (int i = 0; i < chunks && !ctx->clientGone(); ++i)
+            ctx->writeStream(chunk);
+        QTimer::singleShot(1000, [ctx] { ctx->finishStream({}); });
+    };
+    p.addRoute(stream);
+
+    RouteSpec big = stream;
+    big.pattern = QStringLiteral("/big");
+    big.handler = [](const ContextPtr &ctx) {
+        const QByteArray body(ctx->request().query.queryItemValue("size").toInt(), 'b');
+        ctx->respondRaw(200, "application/octet-stream", body);
+    };
+    p.addRoute(big);
+}
+
+// A line of /metrics ("name value"), asked on a connection of its own, which /metrics counts
+// among the open ones: 1 is idle.
+double metric(const ServerFixture &f, const QByteArray &name)
+{
+    HttpClient c = f.client();
+    const HttpReply r = c.request("GET", "/metrics", {{"Connection", "close"}});
+    for (const QByteArray &line : r.body.split('\n'))
+        if (line.startsWith(name + ' '))
+            return line.mid(name.size() + 1).toDouble();
+    return -1;
+}
+
+// The answers at the start of `bytes` (Content-Length framed), consumed: their bodies.
+QList<QByteArray> takeAnswers(QByteArray &bytes)
+{
+    QList<QByteArray> bodies;
+    for (;;) {
+        const qsizetype headEnd = bytes.indexOf("\r\n\r\n");
+        if (headEnd < 0)
+            return bodies;
+        const QByteArray head = bytes.left(headEnd).toLower();
+        const qsizetype at = head.indexOf("content-length: ");
+        const qint64 length = head.mid(at + 16, head.indexOf("\r\n", at) - at - 16).toLongLong();
+        if (bytes.size() < headEnd + 4 + length)
+            return bodies;
+        bodies.append(bytes.mid(headEnd + 4, length));
+        bytes.remove(0, headEnd + 4 + length);
+    }
 }
 
 ServerSettings tightSettings()
@@ -250,6 +310,241 @@ private slots:
         }
         QThread::msleep(300);
         QCOMPARE(f->client().get("/healthz").status, 200);
+    }
+
+    // Chunk sizes are read with checked arithmetic against the room left under the limit: a
+    // size of any number of digits, near or past the largest integer, or summing past the limit
+    // is 413; a line that is not a size is 400. Nothing is held afterwards.
+    void chunkSizesAreChecked_data()
+    {
+        QTest::addColumn<QByteArray>("chunks");
+        QTest::addColumn<int>("status");
+        const QByteArray full = "3e8\r\n" + QByteArray(1000, 'x') + "\r\n";
+        QTest::newRow("leading zeros") << QByteArray(40, '0') + "5\r\nhello\r\n0\r\n\r\n" << 200;
+        QTest::newRow("extension") << QByteArray("5 ;a=b\r\nhello\r\n0\r\n\r\n") << 200;
+        QTest::newRow("up to the limit") << full + "0\r\n\r\n" << 200;
+        QTest::newRow("many digits") << "1" + QByteArray(40, '0') + "\r\n" << 413;
+        QTest::newRow("int64 max") << QByteArray("7fffffffffffffff\r\n") << 413;
+        QTest::newRow("int64 max + 1") << QByteArray("8000000000000000\r\n") << 413;
+        QTest::newRow("uint64 max") << QByteArray("ffffffffffffffff\r\n") << 413;
+        QTest::newRow("2^64 + 5") << QByteArray("10000000000000005\r\n") << 413;
+        QTest::newRow("sum past the limit") << full + "1\r\n" << 413;
+        QTest::newRow("sum to int64 max") << full + "7ffffffffffffc17\r\n" << 413;
+        QTest::newRow("negative") << QByteArray("-1\r\n") << 400;
+        QTest::newRow("plus") << QByteArray("+5\r\nhello\r\n") << 400;
+        QTest::newRow("hex prefix") << QByteArray("0x5\r\nhello\r\n") << 400;
+        QTest::newRow("no digits") << QByteArray(";x\r\n") << 400;
+        QTest::newRow("space first") << QByteArray(" 5\r\nhello\r\n") << 400;
+        QTest::newRow("junk after") << QByteArray("5 x\r\nhello\r\n") << 400;
+        QTest::newRow("line too long") << "5;" + QByteArray(2000, 'e') + "\r\n" << 400;
+    }
+    void chunkSizesAreChecked()
+    {
+        QFETCH(QByteArray, chunks);
+        QFETCH(int, status);
+        ServerSettings s = ServerSettings::defaults();
+        s.maxJsonBody = 1000;
+        auto f = start(s);
+        HttpClient c = f->client();
+        c.sendRaw("POST /echo/c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks);
+        if (status == 200) {
+            const HttpReply r = c.readReply();
+            QCOMPARE(r.status, 200);
+            QVERIFY(r.body.startsWith("c:"));
+        } else {
+            const QByteArray reply = c.readUntilClosed();
+            QVERIFY2(statusLine(reply).contains(QByteArray::number(status)), reply.constData());
+            QVERIFY(reply.contains("Connection: close"));
+            QVERIFY(reply.contains("\"error\""));
+        }
+        QTRY_COMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+    }
+
+    // A client that pipelines far ahead of a slow request: while it is handled the server reads
+    // only its allowance (TCP holds the rest back in the client), then answers every request,
+    // in order, as the rest arrives.
+    void pipelinedFloodIsHeldBack()
+    {
+        auto f = start();
+        RawClient c(f->port(), 0, 64 * 1024);
+        QVERIFY(c.isConnected());
+        const int n = 1000;
+        QByteArray flood = "POST /echo/slow?ms=1500 HTTP/1.1\r\nContent-Length: 1\r\n\r\ns";
+        const QByteArray body(4000, 'p');
+        for (int i = 0; i < n; ++i)
+            flood += "POST /echo/" + QByteArray::number(i) +
+                     " HTTP/1.1\r\nContent-Length: 4000\r\n\r\n" + body;
+        qint64 sent = 0;
+        QElapsedTimer filling;
+        filling.start();
+        while (filling.elapsed() < 300) {
+            const qint64 k = c.sendSome(flood.constData() + sent, flood.size() - sent);
+            QVERIFY(k >= 0);
+            sent += k;
+            QThread::msleep(10);
+        }
+        QVERIFY2(sent < flood.size() / 2, qPrintable(QString::number(sent)));
+        // What the server holds of it: its read buffer and one read step, not the flood.
+        const double held = metric(*f, "switchyard_http_buffered_bytes");
+        QVERIFY2(held > 0 && held <= 80 * 1024, qPrintable(QString::number(held)));
+
+        QByteArray in;
+        QList<QByteArray> answers;
+        QElapsedTimer t;
+        t.start();
+        while (answers.size() < n + 1 && !c.closed() && t.elapsed() < 30'000) {
+            if (sent < flood.size()) {
+                const qint64 k = c.sendSome(flood.constData() + sent, flood.size() - sent);
+                QVERIFY(k >= 0);
+                sent += k;
+            }
+            in += c.readSome(10);
+            answers += takeAnswers(in);
+        }
+        QCOMPARE(answers.size(), n + 1);
+        QCOMPARE(answers.first(), QByteArray("slow:s"));
+        for (int i = 0; i < n; ++i)
+            QVERIFY(answers.at(i + 1) == QByteArray::number(i) + ':' + body);
+    }
+
+    // A client that takes no bytes for the idle timeout while an answer waits unsent is
+    // dropped: a stream (whose route sees its client leave, as for a disconnect) and a plain
+    // answer with Connection: close alike. The open connections come back to idle.
+    void stalledReadersAreDropped()
+    {
+        auto f = start(tightSettings());
+        g_clientsLeft = 0;
+        {
+            RawClient c(f->port(), 4096);
+            QVERIFY(c.sendAll("GET /stream?chunks=64&size=65536 HTTP/1.1\r\nHost: x\r\n\r\n"));
+            QVERIFY(c.hungUp(10'000));
+            QTRY_COMPARE_WITH_TIMEOUT(g_clientsLeft.load(), 1, 5'000);
+        }
+        {
+            RawClient c(f->port(), 4096);
+            QVERIFY(c.sendAll("GET /big?size=8388608 HTTP/1.1\r\nConnection: close\r\n\r\n"));
+            QVERIFY(c.hungUp(10'000));
+            QVERIFY(c.readUntilClosed(1000).startsWith("HTTP/1.1 200"));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(metric(*f, "switchyard_open_connections"), 1.0, 5'000);
+        QCOMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+    }
+
+    // server.max_buffered_bytes: a request whose body would take the server past it is refused
+    // at its head (503 in the envelope, closed, counted); one that fits is served; a stream the
+    // server cannot buffer for a stalled reader is dropped as a slow reader is.
+    void bufferCap()
+    {
+        ServerSettings s = ServerSettings::defaults();
+        s.maxBufferedBytes = 512 * 1024;
+        s.maxJsonBody = 2 * 1024 * 1024;
+        auto f = start(s);
+        HttpClient c = f->client();
+        c.sendRaw("POST /echo/big HTTP/1.1\r\nContent-Length: 600000\r\n\r\n");
+        const QByteArray reply = c.readUntilClosed();
+        QVERIFY2(statusLine(reply).contains("503"), reply.constData());
+        QVERIFY(reply.contains("Connection: close"));
+        QVERIFY(reply.contains("try again shortly"));
+        QCOMPARE(metric(*f, "switchyard_http_buffer_refusals_total"), 1.0);
+        const HttpReply fits = f->client().request("POST", "/echo/ok", {}, QByteArray(100000, 'o'));
+        QCOMPARE(fits.status, 200);
+
+        g_clientsLeft = 0;
+        RawClient r(f->port(), 4096);
+        // 4 MiB: more than the kernel takes for a client that reads nothing (on loopback it
+        // takes up to about 2 MiB), and far more than the cap.
+        QVERIFY(r.sendAll("GET /stream?chunks=64&size=65536 HTTP/1.1\r\nHost: x\r\n\r\n"));
+        QVERIFY(r.hungUp(5'000));
+        QTRY_COMPARE_WITH_TIMEOUT(g_clientsLeft.load(), 1, 5'000);
+        QCOMPARE(metric(*f, "switchyard_http_streams_dropped_total"), 1.0);
+        QTRY_COMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+    }
+
+    // server.max_connections_per_client: one connection over it is closed at once, unread and
+    // unanswered, and counted; the others are served, and a slot frees when one closes.
+    void connectionsPerClient()
+    {
+        ServerSettings s = ServerSettings::defaults();
+        s.maxConnectionsPerClient = 2;
+        auto f = start(s);
+        auto a = std::make_unique<HttpClient>(f->port());
+        HttpClient b = f->client();
+        QCOMPARE(a->get("/healthz").status, 200);
+        QCOMPARE(b.get("/healthz").status, 200);
+        RawClient third(f->port());
+        QVERIFY(third.sendAll("GET /healthz HTTP/1.1\r\n\r\n"));
+        QVERIFY(third.hungUp(5'000));
+        QVERIFY(third.readUntilClosed(1'000).isEmpty());
+        QCOMPARE(b.get("/healthz").status, 200);
+        a.reset(); // a slot frees: /metrics gets it
+        QTRY_COMPARE(metric(*f, "switchyard_http_connections_refused_total"), 1.0);
+    }
+
+    // Slow loris: a head trickled in is dropped at the head's deadline; a body that stalls is
+    // dropped after the body timeout; one trickled in under min_body_rate is dropped too. None
+    // is answered.
+    void slowHeadsAndBodiesAreDropped()
+    {
+        ServerSettings s = ServerSettings::defaults();
+        s.headerTimeoutMs = 300;
+        s.bodyTimeoutMs = 300;
+        s.minBodyRate = 1000;
+        auto f = start(s);
+        const auto trickle = [](RawClient &c, const QByteArray &bytes) {
+            for (const char byte : bytes) {
+                if (c.sendSome(&byte, 1) < 0 || c.hungUp(20))
+                    return true;
+            }
+            return false;
+        };
+        RawClient head(f->port());
+        QVERIFY(trickle(head, "GET /healthz HTTP/1.1\r\nX-Slow: " + QByteArray(2000, 'a')));
+        QVERIFY(head.readUntilClosed(1'000).isEmpty());
+
+        RawClient stall(f->port());
+        QVERIFY(stall.sendAll("POST /echo/s HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc"));
+        QVERIFY(stall.hungUp(5'000));
+        QVERIFY(stall.readUntilClosed(1'000).isEmpty());
+
+        RawClient slow(f->port());
+        QVERIFY(slow.sendAll("POST /echo/t HTTP/1.1\r\nContent-Length: 100000\r\n\r\n"));
+        QVERIFY(trickle(slow, QByteArray(2000, 'x'))); // about 50 bytes a second
+        QVERIFY(slow.readUntilClosed(1'000).isEmpty());
+        QTRY_COMPARE(metric(*f, "switchyard_open_connections"), 1.0);
+    }
+
+    // The edge's settings in the config file's server section, and values it refuses.
+    void edgeSettings()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const auto load = [&](const QByteArray &server) {
+            QFile f(path);
+            if (f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+                f.write("{\"server\": {" + server + "}}");
+            f.close();
+            return ServerSettings::fromConfigFile(path);
+        };
+        const ServerSettings defaults = load("");
+        QCOMPARE(defaults.maxConnectionsPerClient, 0);
+        QCOMPARE(defaults.maxBufferedBytes, qint64(256) << 20);
+        QCOMPARE(defaults.headerTimeoutMs, 15'000);
+        QCOMPARE(defaults.bodyTimeoutMs, 60'000);
+        QCOMPARE(defaults.minBodyRate, qint64(1024));
+        const ServerSettings s =
+            load("\"max_connections_per_client\": 8, \"max_buffered_bytes\": 1048576, "
+                 "\"header_timeout_ms\": 500, \"body_timeout_ms\": 700, \"min_body_rate\": 0");
+        QCOMPARE(s.maxConnectionsPerClient, 8);
+        QCOMPARE(s.maxBufferedBytes, qint64(1048576));
+        QCOMPARE(s.headerTimeoutMs, 500);
+        QCOMPARE(s.bodyTimeoutMs, 700);
+        QCOMPARE(s.minBodyRate, qint64(0));
+        for (const QByteArray &bad :
+             {QByteArray("\"max_connections_per_client\": -1"),
+              QByteArray("\"max_connections_per_client\": 1.5"),
+              QByteArray("\"min_body_rate\": \"fast\""), QByteArray("\"max_buffered_bytes\": 0"),
+              QByteArray("\"header_timeout_ms\": 0"), QByteArray("\"body_timeout_ms\": -5")})
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, load(bad));
     }
 
     void gracefulShutdownFinishesInFlight()

@@ -88,6 +88,14 @@ void installBilledRoute(Pipeline &p)
     p.addRoute(stream);
 }
 
+// Sends a request's head alone (its body never follows) and reads until the server closes.
+QByteArray headAlone(const ServerFixture &f, const QByteArray &head)
+{
+    HttpClient c = f.client();
+    c.sendRaw(head + "\r\n");
+    return c.readUntilClosed();
+}
+
 ServerSettings limitedSettings()
 {
     ServerSettings s = ServerSettings::defaults();
@@ -773,6 +781,135 @@ private slots:
         QVERIFY(r.header("x-request-id").startsWith("req_"));
         // The server is still fine for the next client.
         QCOMPARE(f.client().get("/healthz").status, 200);
+    }
+
+    // Refusals the head decides (404, 405, 413, 401, 403, 429, 402) are answered before any of
+    // the body is read (here it is never sent), and close the connection; the handler never
+    // runs. Expect: 100-continue gets the final status instead of 100 when refused, and 100
+    // when admitted. A refusal of a request without a body keeps the connection.
+    void refusedAtTheHead_data() { addBackendRows(); }
+    void refusedAtTheHead()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("head");
+        const QByteArray reader = f.createToken({"api_keys:read"});
+        const QByteArray writer = f.createToken({"api_keys:read", "api_keys:write"});
+        const int runsBefore = g_handlerRuns;
+        const QByteArray bill = "POST /v1/test/bill HTTP/1.1\r\nContent-Length: 900000\r\n";
+        const QByteArray bearer = "Authorization: Bearer ";
+        struct Case
+        {
+            const char *name;
+            QByteArray head;
+            int status;
+            const char *message;
+        };
+        const QList<Case> cases = {
+            {"no key", bill, 401, "Missing API key"},
+            {"wrong key, 100-continue",
+             bill + bearer + "sk-" + QByteArray(43, 'A') + "\r\nExpect: 100-continue\r\n", 401,
+             "Invalid API key"},
+            {"declared length over the limit",
+             "POST /v1/test/bill HTTP/1.1\r\nContent-Length: 20000000\r\n" + bearer + key + "\r\n",
+             413, "larger than the limit"},
+            {"no credits", bill + bearer + key + "\r\n", 402, "Insufficient credits"},
+            {"API key on /api/v1",
+             "POST /api/v1/api-keys HTTP/1.1\r\nContent-Length: 50\r\n" + bearer + key + "\r\n",
+             401, "API keys (sk-) are not accepted"},
+            {"scope",
+             "POST /api/v1/api-keys HTTP/1.1\r\nContent-Length: 50\r\n" + bearer + reader + "\r\n",
+             403, "api_keys:write"},
+            {"unknown route", "POST /v1/nothing HTTP/1.1\r\nContent-Length: 50\r\n", 404,
+             "Unknown route"},
+            {"method", "POST /healthz HTTP/1.1\r\nContent-Length: 50\r\n", 405, "not allowed"},
+        };
+        for (const Case &k : cases) {
+            const QByteArray reply = headAlone(f, k.head);
+            QVERIFY2(reply.startsWith("HTTP/1.1 " + QByteArray::number(k.status)),
+                     qPrintable(k.name + QStringLiteral(": ") + reply));
+            QVERIFY2(reply.contains("Connection: close"), k.name);
+            QVERIFY2(reply.contains(k.message), qPrintable(k.name + QStringLiteral(": ") + reply));
+        }
+        // The rate limit (5 a minute on the control bucket), spent by requests without a body.
+        HttpClient c = f.client();
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(c.get("/api/v1/api-keys", writer).status, 200);
+        const QByteArray limited =
+            headAlone(f, "POST /api/v1/api-keys HTTP/1.1\r\nContent-Length: 50\r\n" + bearer +
+                             writer + "\r\n");
+        QVERIFY2(limited.startsWith("HTTP/1.1 429"), limited.constData());
+        QVERIFY(limited.contains("Connection: close"));
+        QCOMPARE(g_handlerRuns.load(), runsBefore);
+
+        // Without a body, a refusal leaves the connection open for the next request.
+        const HttpReply missing = c.get("/api/v1/credits/balance");
+        QCOMPARE(missing.status, 401);
+        QVERIFY(missing.header("connection").isEmpty());
+        QCOMPARE(c.get("/healthz").status, 200);
+        QCOMPARE(c.socket().state(), QAbstractSocket::ConnectedState);
+
+        // Admitted: 100 Continue, then the body, then the answer.
+        f.grant(1'000'000);
+        HttpClient admitted = f.client();
+        const QByteArray body = R"({"cost": 3})";
+        admitted.sendRaw(
+            "POST /v1/test/bill HTTP/1.1\r\nContent-Length: " + QByteArray::number(body.size()) +
+            "\r\n" + bearer + key + "\r\nExpect: 100-continue\r\n\r\n");
+        QVERIFY(admitted.socket().waitForReadyRead(5'000));
+        const QByteArray interim = admitted.socket().readAll();
+        QVERIFY2(interim.startsWith("HTTP/1.1 100 Continue\r\n\r\n"), interim.constData());
+        admitted.sendRaw(body);
+        QCOMPARE(admitted.readReply().status, 200);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), qint64(1'000'000 - 3));
+    }
+
+    // The credit hold is taken at the head and stays with the request while its body arrives:
+    // meanwhile another request cannot use it; the first, once whole, is served and settled;
+    // one whose client leaves before its body is whole hands it back, unbilled.
+    void holdTakenAtTheHead_data() { addBackendRows(); }
+    void holdTakenAtTheHead()
+    {
+        SY_START_SERVER(f, limitedSettings(), installBilledRoute);
+        const QByteArray key = f.createKey("hold");
+        const qint64 account = f.store().defaultAccountId();
+        f.grant(1000); // one request's reservation
+        const QByteArray body = R"({"cost": 7})";
+        const QByteArray head = "POST /v1/test/bill HTTP/1.1\r\nAuthorization: Bearer " + key +
+                                "\r\nContent-Length: " + QByteArray::number(body.size()) +
+                                "\r\nExpect: 100-continue\r\n\r\n";
+        const QList<QPair<QByteArray, QByteArray>> auth{{"Authorization", "Bearer " + key}};
+        const auto admittedHead = [&](HttpClient &c) {
+            c.sendRaw(head); // 100 Continue comes once the head is admitted: the hold is taken
+            return c.socket().waitForReadyRead(5'000) &&
+                   c.socket().readAll().startsWith("HTTP/1.1 100 Continue");
+        };
+        HttpClient first = f.client();
+        QVERIFY(admittedHead(first));
+        HttpReply r = f.client().request("POST", "/v1/test/bill", auth, body);
+        QCOMPARE(r.status, 402);
+        QVERIFY2(r.errorMessage().contains("held by requests in progress"),
+                 qPrintable(r.errorMessage()));
+        first.sendRaw(body);
+        QCOMPARE(first.readReply().status, 200);
+        QCOMPARE(f.store().balance(account), qint64(1000 - 7));
+
+        f.grant(7); // one reservation again
+        {
+            HttpClient leaving = f.client();
+            QVERIFY(admittedHead(leaving));
+            leaving.sendRaw("{\"co"); // part of the body, then gone
+            leaving.socket().abort();
+        }
+        int status = 0;
+        for (QDeadlineTimer deadline(5'000); status != 200 && !deadline.hasExpired();) {
+            status = f.client().request("POST", "/v1/test/bill", auth, body).status;
+            if (status != 200)
+                QTest::qWait(20);
+        }
+        QCOMPARE(status, 200);
+        QCOMPARE(f.store().balance(account), qint64(1000 - 7 + 7 - 7));
+        QCOMPARE(f.store().ledgerSum(account), f.store().balance(account));
+        QTRY_COMPARE_WITH_TIMEOUT(f.service().expectedSettlements(), 0, 5'000);
     }
 
     // The envelope is the route's: a route declared with the messages envelope answers its
