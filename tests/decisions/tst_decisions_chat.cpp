@@ -693,6 +693,7 @@ private slots:
         auto &[fake, f, key] = rig;
         const QByteArray chat =
             QJsonDocument(QJsonObject{{"model", "vendorB-5.4"},
+                                      {"max_tokens", 64}, // held within the credit granted
                                       {"messages", QJsonArray{QJsonObject{{"role", "user"},
                                                                           {"content", "hi"}}}}})
                 .toJson(QJsonDocument::Compact);
