@@ -31,7 +31,8 @@ struct ModelEntry
 };
 
 // The model catalog: which model IDs exist, who serves them, on which endpoints, at what
-// price. Loaded from the default catalog in resources (or a file given in the config).
+// price, with which token limits. Loaded from the default catalog in resources (or a file given
+// in the config).
 class ModelCatalog
 {
 public:
