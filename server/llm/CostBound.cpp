@@ -119,7 +119,8 @@ bool opensPrompt(Protocol client, const QJsonObject &body)
         return true;
     switch (client) {
     case Protocol::Chat:
-        return opens(body.value(QLatin1String("messages")), 0);
+        return present(body, "web_search_options") ||
+               opens(body.value(QLatin1String("messages")), 0);
     case Protocol::Responses:
         return present(body, "previous_response_id") || present(body, "conversation") ||
                present(body, "prompt") || opens(body.value(QLatin1String("input")), 0) ||
@@ -150,8 +151,8 @@ Hold text(Protocol client, const QJsonObject &body, qint64 upstreamBytes, const 
           qint64 relayDefault)
 {
     Hold h;
-    const qint64 modelMax = model.maxOutputTokens > 0 ? model.maxOutputTokens
-                                                      : GatewayConfig::kDefaultMaxOutputTokens;
+    const qint64 modelMax =
+        model.maxOutputTokens > 0 ? model.maxOutputTokens : GatewayConfig::kDefaultMaxOutputTokens;
     const qint64 window =
         model.contextWindow > 0 ? model.contextWindow : GatewayConfig::kDefaultContextWindow;
 
@@ -165,14 +166,14 @@ Hold text(Protocol client, const QJsonObject &body, qint64 upstreamBytes, const 
                         .arg(modelMax);
         return h;
     }
-    const qint64 perAnswer = a.tokens >= 1     ? qint64(a.tokens)
+    const qint64 perAnswer = a.tokens >= 1      ? qint64(a.tokens)
                              : relayDefault > 0 ? qMin(relayDefault, modelMax)
                                                 : modelMax;
     // Chat's n answers each up to the bound (validated from 1 to 128).
-    const qint64 answers =
-        client == Protocol::Chat ? qBound(qint64(1), body.value(QLatin1String("n")).toInteger(1),
-                                         qint64(RequestValidation::kMaxChoices))
-                                 : 1;
+    const qint64 answers = client == Protocol::Chat
+                               ? qBound(qint64(1), body.value(QLatin1String("n")).toInteger(1),
+                                        qint64(RequestValidation::kMaxChoices))
+                               : 1;
     h.outputTokens = perAnswer * answers;
 
     h.promptTokens = qMax<qint64>(0, upstreamBytes) + kTemplateTokens;

@@ -54,7 +54,8 @@ Hold text(Protocol client, const QJsonObject &body, qint64 upstreamBytes, const 
 // prompt that is not text (images, files, documents, audio, references to stored items: their
 // tokens follow from pixels, pages and stored state, not from bytes, or are not in the body),
 // a stored conversation or prompt (previous_response_id, conversation, prompt), and tools that
-// run at the provider (any tool type other than function and custom; mcp_servers, container).
+// run at the provider (any tool type other than function and custom; web_search_options,
+// mcp_servers, container).
 bool opensPrompt(Protocol client, const QJsonObject &body);
 
 // ceil((promptTokens x promptPrice + outputTokens x outputPrice) / 1M) credit units, exact;

@@ -1018,6 +1018,8 @@ void TestLlm::bound_openPrompt_data()
         << false;
     QTest::newRow("chat provider tool")
         << chat << QByteArray(R"({"messages":[],"tools":[{"type":"web_search"}]})") << true;
+    QTest::newRow("chat web search")
+        << chat << QByteArray(R"({"messages":[],"web_search_options":{}})") << true;
     QTest::newRow("responses string") << responses << QByteArray(R"({"input":"hi"})") << false;
     QTest::newRow("responses input_text")
         << responses
