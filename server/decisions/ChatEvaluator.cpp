@@ -294,14 +294,6 @@ QJsonObject chatRequest(const QJsonValue &state, const QList<Question> &question
     return chat;
 }
 
-qint64 expectedOutputTokens(const QList<Question> &questions)
-{
-    qint64 tokens = 2;
-    for (const Question &q : questions)
-        tokens += 16 + 8 * q.labels.size();
-    return tokens;
-}
-
 QList<Token> tokens(const QJsonValue &content)
 {
     QList<Token> out;

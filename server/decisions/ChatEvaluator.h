@@ -68,10 +68,6 @@ struct Ask
 // prompt, the user prompt, temperature 0 and the answer asked as `ask` says.
 QJsonObject chatRequest(const QJsonValue &state, const QList<Question> &questions, const Ask &ask);
 
-// Output tokens a plausible answer takes (the reservation's estimate): a few per question and
-// per label.
-qint64 expectedOutputTokens(const QList<Question> &questions);
-
 // --- reading the answer ------------------------------------------------------------------
 
 // One generated token of choices[0].logprobs.content: its bytes (from "bytes" when that is a

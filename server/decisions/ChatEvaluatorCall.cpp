@@ -1,6 +1,7 @@
 #include "ChatEvaluatorCall.h"
 
 #include "ChatEvaluator.h"
+#include "llm/CostBound.h"
 #include "llm/Gateway.h"
 #include "llm/GatewayCall.h"
 #include "llm/ProviderRegistry.h"
@@ -74,47 +75,48 @@ void evaluateOverChat(const ChatEvaluatorConfig &config, qint64 minimumReservati
     ChatEvaluator::Ask ask;
     ask.jsonSchema = upstream == Protocol::Chat;
     ask.topLogprobs = config.topLogprobs;
-    ask.maxOutputTokens = config.maxOutputTokens;
+    // Never more than the model generates (the upstream would refuse it).
+    ask.maxOutputTokens = int(qMin<qint64>(config.maxOutputTokens, model.entry.maxOutputTokens));
     ask.maxCompletionTokens = model.provider.type == ProviderType::OpenAI;
     const QList<ChatEvaluator::Question> questions = ChatEvaluator::questions(body);
     const QJsonObject chat = ChatEvaluator::chatRequest(body.value("state"), questions, ask);
 
-    // Held until the answer: the prompt's estimated tokens and a plausible answer at the
-    // model's prices, or the gateway's minimum when that is more.
-    TokenUsage estimate;
-    estimate.input = Relay::estimatePromptTokens(chat.value("messages"));
-    estimate.output =
-        qMin<qint64>(config.maxOutputTokens, ChatEvaluator::expectedOutputTokens(questions));
-    const qint64 hold = qMax(minimumReservation, estimate.cost(model.entry.price));
-
     // The contract's timeout, and the usage record naming the model as the client asked.
     model.provider.totalTimeoutMs = config.timeoutMs;
     model.provider.messagesTimeoutMs = config.timeoutMs;
+    const QString upstreamModel = model.entry.upstreamModel;
+    std::unique_ptr<Relay> relay = Relay::create(Protocol::Chat, upstream, asked);
+    const QString error = relay ? relay->prepare(chat, upstreamModel)
+                                : QStringLiteral("The model's provider cannot be asked.");
+    if (!error.isEmpty())
+        return ctx->respondError(400, error, {}, QStringLiteral("model"));
+
+    // Held until the answer: the call's worst case as the gateway bounds a chat request (the
+    // prompt, built from the state, by the bytes sent upstream; the answer by the output bound
+    // asked), or the gateway's minimum when that is more.
+    const CostBound::Hold bound = CostBound::text(
+        Protocol::Chat, chat, relay->upstreamBody().size(), model.entry, relay->defaultMaxTokens());
+    if (!bound.ok())
+        return ctx->respondError(bound.status, bound.message, {}, bound.param);
+    const qint64 hold = qMax(minimumReservation, bound.units);
+
     model.entry.id = asked;
     QList<QByteArray> extra;
     if (upstream == Protocol::Messages)
         extra.append("anthropic-version: 2023-06-01");
-    ctx->reserve(hold, [&gateway, ctx, model, upstream, chat, questions, extra] {
-        std::unique_ptr<Relay> relay = Relay::create(Protocol::Chat, upstream, model.entry.id);
-        const QString error = relay ? relay->prepare(chat, model.entry.upstreamModel)
-                                    : QStringLiteral("The model's provider cannot be asked.");
-        if (!error.isEmpty())
-            return ctx->respondError(400, error, {}, QStringLiteral("model"));
-        auto call = std::make_shared<GatewayCall>(gateway, ctx, std::move(relay), model, extra);
-        call->setAnswerHandler(
-            [ctx, questions, model](const QByteArray &upstreamBody, const QByteArray &chatBody) {
-                const ChatEvaluator::Result r =
-                    ChatEvaluator::answers(questions, QJsonDocument::fromJson(chatBody).object());
-                if (!r.error.isEmpty()) // not billed: a failed request
-                    return ctx->respondError(
-                        502,
-                        QStringLiteral("The model '%1' did not answer with the expected JSON: %2.")
-                            .arg(model.entry.id, r.error),
-                        QStringLiteral("upstream_error"), {},
-                        QStringLiteral("upstream_invalid_answer"));
-                ctx->respondRaw(200, "application/json",
-                                decision(ctx, upstreamBody, r.answers, model.entry.upstreamModel));
-            });
-        call->start();
+    auto call = std::make_shared<GatewayCall>(gateway, ctx, std::move(relay), model, extra);
+    call->setAnswerHandler([ctx, questions, model](const QByteArray &upstreamBody,
+                                                   const QByteArray &chatBody) {
+        const ChatEvaluator::Result r =
+            ChatEvaluator::answers(questions, QJsonDocument::fromJson(chatBody).object());
+        if (!r.error.isEmpty()) // not billed: a failed request
+            return ctx->respondError(
+                502,
+                QStringLiteral("The model '%1' did not answer with the expected JSON: %2.")
+                    .arg(model.entry.id, r.error),
+                QStringLiteral("upstream_error"), {}, QStringLiteral("upstream_invalid_answer"));
+        ctx->respondRaw(200, "application/json",
+                        decision(ctx, upstreamBody, r.answers, model.entry.upstreamModel));
     });
+    ctx->reserve(hold, [call] { call->start(); });
 }

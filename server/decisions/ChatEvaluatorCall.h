@@ -14,9 +14,11 @@ class Gateway;
 //               gateway/{provider}/{model}) and allowed by config.models, else 400
 //               model_not_found (`notDecisions` says which decisions models exist);
 //   the call    one non-streaming chat call through the gateway's own GatewayCall (its keys
-//               in rotation, auth, relays, error mapping) with ChatEvaluator's request, within
-//               config.timeoutMs; a reservation of max(minimumReservation, the estimate of
-//               the call at the model's prices) first (402 before any upstream call);
+//               in rotation, auth, relays, error mapping) with ChatEvaluator's request, its
+//               output bound the smaller of config.maxOutputTokens and the model's
+//               max_output_tokens, within config.timeoutMs; first a hold of max(
+//               minimumReservation, the call's worst case by CostBound::text) (402 before any
+//               upstream call);
 //   the answer  ChatEvaluator::answers() in {id, object, model, answers, usage}, billed as
 //               the gateway bills that chat call; an answer that is not the expected JSON is
 //               502 upstream_invalid_answer and not billed.

@@ -1,5 +1,6 @@
 #include "DecisionsConfig.h"
 
+#include "llm/CostBound.h"
 #include "Money.h"
 
 #include <cmath>
@@ -149,6 +150,23 @@ DecisionsConfig DecisionsConfig::fromJson(const QJsonObject &section)
         m.ownedBy = o.value("owned_by").toString(m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
         m.inputPrice = price(o, "input_per_1m", m.inputPrice, where);
         m.outputPrice = price(o, "output_per_1m", m.outputPrice, where);
+        {
+            const QJsonValue v = o.value("max_output_tokens");
+            const double d = v.toDouble();
+            if (!v.isUndefined() && (!v.isDouble() || d < 1 || d > 1e9 || d != std::floor(d)))
+                fail(where + QStringLiteral(".max_output_tokens must be a positive whole number "
+                                            "of tokens (at most 1000000000)"));
+            if (!v.isUndefined())
+                m.maxOutputTokens = qint64(d);
+        }
+        if (o.contains("max_cost")) {
+            const QJsonValue v = o.value("max_cost");
+            const auto units = Money::parseCredits(v.toString());
+            if (!v.isString() || !units || *units <= 0)
+                fail(where + QStringLiteral(".max_cost must be a decimal string of credits above "
+                                            "zero, e.g. \"0.05\""));
+            m.maxCost = *units;
+        }
         bool replaced = false;
         for (DecisionModel &e : c.models)
             if (e.id == m.id) {
@@ -279,6 +297,17 @@ std::optional<qint64> DecisionsConfig::costUnits(QByteArrayView text)
             return mantissa > 0 ? std::optional<qint64>(1) : std::optional<qint64>(0);
     }
     return qint64((mantissa + divisor - 1) / divisor);
+}
+
+std::optional<qint64> DecisionsConfig::holdFor(const DecisionModel &m, qint64 upstreamBytes)
+{
+    if (m.maxCost > 0)
+        return m.maxCost;
+    const auto units = CostBound::cost(qMax<qint64>(0, upstreamBytes) + CostBound::kTemplateTokens,
+                                       m.inputPrice, m.maxOutputTokens, m.outputPrice);
+    if (!units)
+        return std::nullopt;
+    return qMax<qint64>(1, *units);
 }
 
 qint64 DecisionsConfig::tokenCost(qint64 input, qint64 output, const DecisionModel &m)

@@ -26,6 +26,13 @@ struct DecisionModel
     QString ownedBy;
     qint64 inputPrice = 0;  // credit units per 1M input tokens, when the upstream reports no cost
     qint64 outputPrice = 0; // per 1M output tokens
+    // The evaluator's output bound, in tokens: with the prices and the request's size, what a
+    // request holds (holdFor()).
+    qint64 maxOutputTokens = kDefaultMaxOutputTokens;
+    // The most one request costs, in credit units, when the operator knows it from the
+    // upstream's terms: held instead of the bound from prices (0: not set).
+    qint64 maxCost = 0;
+    static constexpr qint64 kDefaultMaxOutputTokens = 8'192;
 };
 
 // The optional evaluator over the gateway's chat models (ChatEvaluator.h; README "Chat
@@ -49,8 +56,9 @@ struct ChatEvaluatorConfig
 //   providers  {name: {type: decisions, base_url, path, keys, keys_env, timeouts, key_rest_ms}};
 //              `openrouter` (https://openrouter.ai/api/v1, /decisions, no key) exists unless
 //              replaced; the total timeout is 60 s unless timeouts.total_ms says otherwise;
-//   models     [{id, provider, upstream_model, owned_by, input_per_1m, output_per_1m}], added to
-//              or replacing ~vendorD/evaluator-latest and vendorD/evaluator-1.13 by id;
+//   models     [{id, provider, upstream_model, owned_by, input_per_1m, output_per_1m,
+//              max_output_tokens, max_cost}], added to or replacing ~vendorD/evaluator-latest
+//              and vendorD/evaluator-1.13 by id;
 //   bounds     {max_questions, max_options, max_instructions_chars, max_description_chars};
 //   chat_evaluator  {enabled, models, top_logprobs, max_output_tokens, timeout_ms}.
 // Every model is also served as "gateway/<id>" (the prefix removed before the upstream call).
@@ -78,4 +86,9 @@ struct DecisionsConfig
     static std::optional<qint64> costUnits(QByteArrayView number);
     // ceil((input * inputPrice + output * outputPrice) / 1M), one rounding.
     static qint64 tokenCost(qint64 input, qint64 output, const DecisionModel &model);
+    // What a request to `model` whose body goes upstream as `upstreamBytes` bytes holds: the
+    // model's max_cost when set, else its worst case from its prices: a prompt built from the
+    // body, at most one token per byte plus CostBound::kTemplateTokens, and max_output_tokens
+    // (at least one unit). nullopt when that does not fit in 64 bits.
+    static std::optional<qint64> holdFor(const DecisionModel &model, qint64 upstreamBytes);
 };

@@ -56,13 +56,17 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
     QByteArray upstreamBody = ctx->request().body;
     JsonScan::replaceString(upstreamBody, {"model"},
                             JsonScan::quote(model->upstreamModel.toUtf8()));
-    // Held until the answer: the request's size in tokens at the input price, and a short
-    // answer per question at the output price (the actual cost may differ; see README).
-    const qint64 estimate = qMax<qint64>(
-        1, DecisionsConfig::tokenCost(upstreamBody.size() / 4 + 1, 64LL * req->questions, *model));
+    // Held until the answer: the model's max_cost, or the worst case from its prices, the body's
+    // size and its output bound (README, Billing); the answer is charged what it costs.
+    const auto hold = DecisionsConfig::holdFor(*model, upstreamBody.size());
+    if (!hold)
+        return ctx->respondError(402,
+                                 QStringLiteral("Insufficient credits: at the prices of the model "
+                                                "'%1', this request can cost more than any "
+                                                "balance holds.")
+                                     .arg(req->model));
     ctx->usage().model = req->model;
-    ctx->reserve(estimate, [&family, client, ctx, provider = *provider, model = *model,
-                            upstreamBody] {
+    ctx->reserve(*hold, [&family, client, ctx, provider = *provider, model = *model, upstreamBody] {
         ProviderPost::Request post;
         post.url = provider.baseUrl.toUtf8() + provider.path.toUtf8();
         post.contentType = "application/json";

@@ -68,7 +68,7 @@ QString ChatOverMessages::prepare(const QJsonObject &chat, const QString &upstre
     const QJsonValue maxTokens = chat.value("max_completion_tokens").isDouble()
                                      ? chat.value("max_completion_tokens")
                                      : chat.value("max_tokens");
-    out.insert("max_tokens", maxTokens.isDouble() ? maxTokens.toInteger() : 4096);
+    out.insert("max_tokens", maxTokens.isDouble() ? maxTokens.toInteger() : kDefaultMaxTokens);
     if (chat.value("n").toInt(1) != 1)
         return QStringLiteral("n other than 1 is not supported for this model");
 

@@ -17,6 +17,9 @@ public:
     void onEvent(const SseEvent &event, QByteArray *out) override;
     QByteArray tail() const override;
     QByteArray errorEvent(const QString &message, const QString &type) const override;
+    // The messages protocol requires max_tokens.
+    static constexpr qint64 kDefaultMaxTokens = 4096;
+    qint64 defaultMaxTokens() const override { return kDefaultMaxTokens; }
 
     static QString finishReason(const QString &stopReason);
 

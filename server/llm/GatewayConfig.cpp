@@ -106,6 +106,21 @@ GatewayConfig GatewayConfig::fromJson(const QJsonObject &gateway)
     if (gateway.contains("keepalive_ms"))
         g.keepAliveMs = UpstreamProvider::parseMs(gateway, "keepalive_ms", g.keepAliveMs,
                                                   QStringLiteral("gateway"));
+    auto limit = [&](const char *field, qint64 fallback) -> qint64 {
+        const QJsonValue v = gateway.value(QLatin1String(field));
+        if (v.isUndefined())
+            return fallback;
+        const double d = v.toDouble();
+        if (!v.isDouble() || d < 1 || d > double(ModelCatalog::kMaxTokenLimit) ||
+            d != std::floor(d))
+            fail(QStringLiteral("gateway.%1 must be a positive whole number of tokens (at most "
+                                "%2)")
+                     .arg(QLatin1String(field))
+                     .arg(ModelCatalog::kMaxTokenLimit));
+        return qint64(d);
+    };
+    g.defaultMaxOutputTokens = limit("default_max_output_tokens", g.defaultMaxOutputTokens);
+    g.defaultContextWindow = limit("default_context_window", g.defaultContextWindow);
     const QJsonValue providers = gateway.value("providers");
     if (!providers.isUndefined() && !providers.isObject())
         fail(QStringLiteral("gateway.providers must be an object of name: provider"));
@@ -159,16 +174,26 @@ QJsonObject GatewayConfig::toJson() const
         providersJson.insert(p.name, o);
     }
     QJsonArray modelsJson;
-    for (const ModelEntry &m : models)
-        modelsJson.append(QJsonObject{{"id", m.id},
-                                      {"owned_by", m.ownedBy},
-                                      {"provider", m.provider},
-                                      {"upstream_model", m.upstreamModel},
-                                      {"endpoints", QJsonArray::fromStringList(m.endpoints)},
-                                      {"pricing", ModelCatalog::priceToJson(m.price)}});
+    for (const ModelEntry &m : models) {
+        QJsonObject o{{"id", m.id},
+                      {"owned_by", m.ownedBy},
+                      {"provider", m.provider},
+                      {"upstream_model", m.upstreamModel},
+                      {"endpoints", QJsonArray::fromStringList(m.endpoints)},
+                      {"pricing", ModelCatalog::priceToJson(m.price)}};
+        if (m.maxOutputTokens > 0)
+            o.insert("max_output_tokens", m.maxOutputTokens);
+        if (m.contextWindow > 0)
+            o.insert("context_window", m.contextWindow);
+        modelsJson.append(o);
+    }
     QJsonObject g{{"providers", providersJson}, {"keepalive_ms", keepAliveMs}};
     if (!autoModel.isEmpty())
         g.insert("auto_model", autoModel);
+    if (defaultMaxOutputTokens != kDefaultMaxOutputTokens)
+        g.insert("default_max_output_tokens", defaultMaxOutputTokens);
+    if (defaultContextWindow != kDefaultContextWindow)
+        g.insert("default_context_window", defaultContextWindow);
     if (!modelsJson.isEmpty())
         g.insert("models", modelsJson);
     return g;
@@ -199,6 +224,7 @@ ModelCatalog GatewayConfig::buildCatalog(const ModelCatalog &base) const
     }
     if (!autoModel.isEmpty())
         c.setAutoModel(autoModel);
+    c.applyLimitDefaults(defaultMaxOutputTokens, defaultContextWindow);
     return c;
 }
 
@@ -215,7 +241,15 @@ QString GatewayConfig::saveTo(const QString &path) const
             return QStringLiteral("%1 is not a JSON object; not overwriting it").arg(path);
         root = doc.object();
     }
-    root.insert("gateway", toJson());
+    // The settings this struct holds are written whole; the others stay as they were.
+    QJsonObject section = root.value("gateway").toObject();
+    for (const char *managed : {"providers", "models", "auto_model", "keepalive_ms",
+                                "default_max_output_tokens", "default_context_window"})
+        section.remove(QLatin1String(managed));
+    const QJsonObject mine = toJson();
+    for (auto it = mine.begin(); it != mine.end(); ++it)
+        section.insert(it.key(), it.value());
+    root.insert("gateway", section);
     QSaveFile out(path);
     if (!out.open(QIODevice::WriteOnly))
         return QStringLiteral("cannot write %1: %2").arg(path, out.errorString());

@@ -38,6 +38,12 @@ struct GatewayConfig
     QList<ProviderConfig> providers;
     QList<ModelEntry> models; // added to (or replacing) the default catalog's entries by id
     int keepAliveMs = 15'000;
+    // What a model that states no max_output_tokens or context_window (a live catalog's model
+    // without them, a config model) is taken to have.
+    static constexpr qint64 kDefaultMaxOutputTokens = 32'768;
+    static constexpr qint64 kDefaultContextWindow = 200'000;
+    qint64 defaultMaxOutputTokens = kDefaultMaxOutputTokens;
+    qint64 defaultContextWindow = kDefaultContextWindow;
 
     // The built-in providers (no keys): openai, anthropic, deepseek, openrouter.
     static GatewayConfig defaults();
@@ -47,11 +53,12 @@ struct GatewayConfig
     QJsonObject toJson() const;
 
     const ProviderConfig *provider(const QString &name) const;
-    // The default catalog with `models` and `autoModel` applied; throws on a model naming an
-    // unknown provider.
+    // The default catalog with `models`, `autoModel` and the limit defaults applied; throws on a
+    // model naming an unknown provider.
     ModelCatalog buildCatalog(const ModelCatalog &base) const;
 
     // Rewrites only the "gateway" section of a JSON config file (creating the file if needed),
-    // keeping every other section as it was. Returns an error message, empty on success.
+    // keeping every other section, and the section's settings this struct does not hold
+    // (min_reservation), as they were. Returns an error message, empty on success.
     QString saveTo(const QString &path) const;
 };

@@ -69,14 +69,9 @@ QJsonArray GatewayFamily::modelsJson(const GatewaySnapshot &snapshot)
     QJsonArray data = snapshot.catalog.toJson();
     // Live-catalog models, priced as listed (or as overridden locally).
     for (auto p = snapshot.live.cbegin(); p != snapshot.live.cend(); ++p) {
-        for (const CatalogModel &m : p.value()) {
-            ModelEntry e;
-            e.id = QStringLiteral("gateway/%1/%2").arg(p.key(), m.id);
-            e.ownedBy = p.key();
-            e.endpoints = {QStringLiteral("chat.completions")};
-            e.price = m.price;
-            data.append(ModelCatalog::entryJson(e));
-        }
+        for (const CatalogModel &m : p.value())
+            data.append(
+                ModelCatalog::entryJson(ProviderRegistry::liveEntry(snapshot.config, p.key(), m)));
     }
     return data;
 }

@@ -16,7 +16,9 @@ inline constexpr QLatin1StringView ProvidersWrite{"providers:write"};
 
 // The text-generation gateway (spec 4.1 to 4.3 and GET /v1/models) as a service family:
 //   config     the "gateway" section (GatewayConfig: providers, models, auto_model,
-//              keepalive_ms) and gateway.min_reservation (credits, default "0.001");
+//              keepalive_ms, default_max_output_tokens, default_context_window) and
+//              gateway.min_reservation (credits, default "0.001": the least a text request
+//              holds; its worst case, CostBound.h, is held when more);
 //   tables     catalog_cache (models/gateway/GatewayTables.h);
 //   start      the live catalogs: loaded from the cache, refreshed at start and on timers;
 //   routes     chat completions, responses, messages (GatewayRoutes.h), GET /v1/models,
@@ -41,7 +43,7 @@ public:
     void stop() override;
 
     ProviderRegistry &registry() { return *m_registry; }
-    // Credit units a text request must find available before its upstream call.
+    // The least a text request holds (the routes' reservation), in credit units.
     qint64 minimumReservation() const { return m_minimumReservation; }
 
     // Parses the section like configure(), without keeping it; throws std::runtime_error naming

@@ -1,5 +1,6 @@
 #include "GatewayRoutes.h"
 
+#include "CostBound.h"
 #include "Gateway.h"
 #include "GatewayCall.h"
 #include "ProviderRegistry.h"
@@ -92,9 +93,18 @@ QList<RouteSpec> gatewayRoutes(Gateway &gateway, qint64 minimumReservation)
                 ctx->respondError(400, error);
                 return;
             }
+            // The request's worst case is held before the upstream call (402 when the balance
+            // cannot cover it); the route's reservation is part of it.
+            const CostBound::Hold hold =
+                CostBound::text(protocol, *body, relay->upstreamBody().size(), model.entry,
+                                relay->defaultMaxTokens());
+            if (!hold.ok()) {
+                ctx->respondError(hold.status, hold.message, {}, hold.param);
+                return;
+            }
             auto call = std::make_shared<GatewayCall>(gateway, ctx, std::move(relay),
                                                       std::move(model), std::move(extra));
-            call->start();
+            ctx->reserve(hold.units - ctx->route()->reservation, [call] { call->start(); });
         };
         routes.append(std::move(spec));
     };

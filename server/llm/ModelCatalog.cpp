@@ -9,6 +9,22 @@
 
 namespace {
 
+// A token limit of a model entry: absent is 0 (not stated), else a positive whole number.
+qint64 tokenLimit(const QJsonObject &o, const char *field, const QString &id)
+{
+    const QJsonValue v = o.value(QLatin1String(field));
+    if (v.isUndefined() || v.isNull())
+        return 0;
+    const double d = v.toDouble();
+    if (!v.isDouble() || d < 1 || d > double(ModelCatalog::kMaxTokenLimit) || d != qint64(d))
+        throw std::runtime_error(QStringLiteral("model %1: %2 must be a positive whole number of "
+                                                "tokens (at most %3)")
+                                     .arg(id, QLatin1String(field))
+                                     .arg(ModelCatalog::kMaxTokenLimit)
+                                     .toStdString());
+    return qint64(d);
+}
+
 } // namespace
 
 ModelPrice ModelCatalog::priceFromJson(const QJsonObject &pricing, const QString &where)
@@ -83,7 +99,19 @@ ModelEntry ModelCatalog::entryFromJson(const QJsonObject &o)
     }
     m.price =
         priceFromJson(o.value("pricing").toObject(), QStringLiteral("model %1: pricing").arg(m.id));
+    m.maxOutputTokens = tokenLimit(o, "max_output_tokens", m.id);
+    m.contextWindow = tokenLimit(o, "context_window", m.id);
     return m;
+}
+
+void ModelCatalog::applyLimitDefaults(qint64 maxOutputTokens, qint64 contextWindow)
+{
+    for (ModelEntry &m : m_models) {
+        if (m.maxOutputTokens <= 0)
+            m.maxOutputTokens = maxOutputTokens;
+        if (m.contextWindow <= 0)
+            m.contextWindow = contextWindow;
+    }
 }
 
 void ModelCatalog::upsert(const ModelEntry &entry)
@@ -135,12 +163,17 @@ QJsonObject priceJson(const ModelPrice &p)
 
 QJsonObject ModelCatalog::entryJson(const ModelEntry &m)
 {
-    return QJsonObject{{"id", m.id},
-                       {"object", "model"},
-                       {"created", 0},
-                       {"owned_by", m.ownedBy},
-                       {"endpoints", QJsonArray::fromStringList(m.endpoints)},
-                       {"pricing", priceJson(m.price)}};
+    QJsonObject o{{"id", m.id},
+                  {"object", "model"},
+                  {"created", 0},
+                  {"owned_by", m.ownedBy},
+                  {"endpoints", QJsonArray::fromStringList(m.endpoints)},
+                  {"pricing", priceJson(m.price)}};
+    if (m.maxOutputTokens > 0)
+        o.insert("max_output_tokens", m.maxOutputTokens);
+    if (m.contextWindow > 0)
+        o.insert("context_window", m.contextWindow);
+    return o;
 }
 
 QJsonArray ModelCatalog::toJson() const
@@ -148,13 +181,13 @@ QJsonArray ModelCatalog::toJson() const
     QJsonArray data;
     for (const ModelEntry &m : m_models)
         data.append(entryJson(m));
-    if (const auto target = find(m_auto))
-        data.append(QJsonObject{{"id", "auto"},
-                                {"object", "model"},
-                                {"created", 0},
-                                {"owned_by", "switchyard"},
-                                {"resolves_to", m_auto},
-                                {"endpoints", QJsonArray{"chat.completions"}},
-                                {"pricing", priceJson(target->price)}});
+    if (auto target = find(m_auto)) {
+        target->id = QStringLiteral("auto");
+        target->ownedBy = QStringLiteral("switchyard");
+        target->endpoints = {QStringLiteral("chat.completions")};
+        QJsonObject o = entryJson(*target);
+        o.insert("resolves_to", m_auto);
+        data.append(o);
+    }
     return data;
 }

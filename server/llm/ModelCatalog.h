@@ -23,10 +23,16 @@ struct ModelEntry
     QString upstreamModel;
     QStringList endpoints; // chat.completions, responses, messages
     ModelPrice price;
+    // The most tokens the model generates in one answer, and the most its prompt and answer
+    // hold together: the bounds of a request's hold (CostBound.h). 0 in a config or catalog
+    // entry that states none; every resolved model (ProviderRegistry::resolve) has both.
+    qint64 maxOutputTokens = 0;
+    qint64 contextWindow = 0;
 };
 
 // The model catalog: which model IDs exist, who serves them, on which endpoints, at what
-// price. Loaded from the default catalog in resources (or a file given in the config).
+// price, with which token limits. Loaded from the default catalog in resources (or a file given
+// in the config).
 class ModelCatalog
 {
 public:
@@ -43,6 +49,10 @@ public:
     void setAutoModel(const QString &id);
     // Reads one "models" item of a catalog or config file; throws naming the bad field.
     static ModelEntry entryFromJson(const QJsonObject &o);
+    // The largest max_output_tokens and context_window a model may state.
+    static constexpr qint64 kMaxTokenLimit = 1'000'000'000;
+    // Gives every model that states no max_output_tokens or context_window the defaults.
+    void applyLimitDefaults(qint64 maxOutputTokens, qint64 contextWindow);
     // The /v1/models listing (OpenAI list shape, with endpoints and prices added).
     QJsonArray toJson() const;
     static QJsonObject entryJson(const ModelEntry &m);

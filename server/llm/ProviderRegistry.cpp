@@ -143,12 +143,7 @@ ResolvedModel ProviderRegistry::resolve(const GatewaySnapshot &s, const QString 
                                 .arg(providerName, model);
             return r;
         }
-        r.entry.id = model;
-        r.entry.ownedBy = providerName;
-        r.entry.provider = providerName;
-        r.entry.upstreamModel = upstream;
-        r.entry.endpoints = {QStringLiteral("chat.completions")};
-        r.entry.price = it->price;
+        r.entry = liveEntry(s.config, providerName, *it);
         r.provider = *p;
         return r;
     }
@@ -184,6 +179,21 @@ ResolvedModel ProviderRegistry::resolve(const GatewaySnapshot &s, const QString 
     r.entry = *entry;
     r.provider = *p;
     return r;
+}
+
+ModelEntry ProviderRegistry::liveEntry(const GatewayConfig &config, const QString &provider,
+                                       const CatalogModel &m)
+{
+    ModelEntry e;
+    e.id = QStringLiteral("gateway/%1/%2").arg(provider, m.id);
+    e.ownedBy = provider;
+    e.provider = provider;
+    e.upstreamModel = m.id;
+    e.endpoints = {QStringLiteral("chat.completions")};
+    e.price = m.price;
+    e.maxOutputTokens = m.maxOutputTokens > 0 ? m.maxOutputTokens : config.defaultMaxOutputTokens;
+    e.contextWindow = m.contextWindow > 0 ? m.contextWindow : config.defaultContextWindow;
+    return e;
 }
 
 QString ProviderRegistry::pickKey(const ProviderConfig &provider, const QStringList &tried)
@@ -226,6 +236,19 @@ QHash<QString, CatalogModel> ProviderRegistry::parseCatalog(const QByteArray &js
         };
         m.price = {price("prompt"), price("completion"), price("input_cache_read"),
                    price("input_cache_write")};
+        // Limits as listed; anything but a positive whole number of tokens is not stated.
+        auto limit = [](const QJsonValue &v) -> qint64 {
+            const double d = v.toDouble();
+            return v.isDouble() && d >= 1 && d <= double(ModelCatalog::kMaxTokenLimit) &&
+                           d == qint64(d)
+                       ? qint64(d)
+                       : 0;
+        };
+        const QJsonObject top = o.value("top_provider").toObject();
+        m.maxOutputTokens = limit(top.value("max_completion_tokens"));
+        m.contextWindow = limit(o.value("context_length"));
+        if (!m.contextWindow)
+            m.contextWindow = limit(top.value("context_length"));
         if (ok)
             out.insert(m.id, m);
     }

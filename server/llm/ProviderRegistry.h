@@ -22,6 +22,10 @@ struct CatalogModel
     QString name;
     ModelPrice price;        // as listed (credits = USD per 1M tokens)
     bool overridden = false; // a local price override applies
+    // As listed (top_provider.max_completion_tokens, context_length); 0 when the list says
+    // nothing, and the gateway's defaults apply.
+    qint64 maxOutputTokens = 0;
+    qint64 contextWindow = 0;
 };
 
 // What one request needs to route: immutable, shared between threads, swapped as a whole.
@@ -66,6 +70,10 @@ public:
     // responses or messages.
     static ResolvedModel resolve(const GatewaySnapshot &s, const QString &model,
                                  const QString &endpoint);
+    // A live catalog's model as a catalog entry (id gateway/{provider}/{model}), its limits
+    // filled from the config's defaults where the list states none.
+    static ModelEntry liveEntry(const GatewayConfig &config, const QString &provider,
+                                const CatalogModel &m);
 
     // Upstream keys, round-robin, skipping rested keys and those in `tried`. Empty when none is
     // left. A key answering 429 or 5xx is rested for the provider's restMs.
@@ -86,8 +94,9 @@ public:
                         std::function<void(bool ok, QString message)> done);
 
     // Parses an OpenRouter-style model list ({"data":[{"id","name","pricing":{"prompt",
-    // "completion","input_cache_read","input_cache_write"}}]}, prices in credits per token).
-    // Models with a negative (variable) price are skipped. Throws on a malformed list.
+    // "completion","input_cache_read","input_cache_write"},"context_length","top_provider":
+    // {"context_length","max_completion_tokens"}}]}, prices in credits per token). Models with a
+    // negative (variable) price are skipped. Throws on a malformed list.
     static QHash<QString, CatalogModel> parseCatalog(const QByteArray &json);
 
 signals:

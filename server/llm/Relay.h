@@ -55,6 +55,10 @@ public:
     // An error event in the client's protocol, ending a broken stream.
     virtual QByteArray errorEvent(const QString &message, const QString &type) const = 0;
 
+    // The output bound sent upstream when the client gives none (0: none is sent, the model's
+    // own limit applies).
+    virtual qint64 defaultMaxTokens() const { return 0; }
+
     Protocol upstreamProtocol() const { return m_upstream; }
     Protocol clientProtocol() const { return m_client; }
     const QByteArray &upstreamBody() const { return m_upstreamBody; }

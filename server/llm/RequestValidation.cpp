@@ -130,6 +130,10 @@ std::optional<Problem> chat(const QJsonObject &b)
         return p;
     if (auto p = positiveInt(b, "max_completion_tokens", false))
         return p;
+    if (auto p = positiveInt(b, "n", false))
+        return p;
+    if (b.value("n").toDouble() > kMaxChoices)
+        return problem(QStringLiteral("n"), QStringLiteral("must be at most %1").arg(kMaxChoices));
     const QJsonValue stop = b.value("stop");
     if (!stop.isUndefined() && !stop.isNull()) {
         if (stop.isArray()) {

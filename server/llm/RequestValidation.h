@@ -14,6 +14,9 @@ struct Problem
     QString message;
 };
 
+// Chat's `n`, the answers asked for, is at most this (as the providers cap it).
+constexpr int kMaxChoices = 128;
+
 std::optional<Problem> chat(const QJsonObject &body);
 std::optional<Problem> responses(const QJsonObject &body);
 std::optional<Problem> messages(const QJsonObject &body);

@@ -5,6 +5,7 @@
 #include "DecisionRequest.h"
 #include "DecisionsConfig.h"
 
+#include <limits>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
@@ -171,6 +172,14 @@ void TestDecisionValidation::config()
     QCOMPARE(c.provider("or")->path, QStringLiteral("/evaluate"));
     QCOMPARE(c.provider("or")->totalTimeoutMs, 60000);
     QCOMPARE(c.bounds.maxQuestions, 3);
+    QCOMPARE(m->maxOutputTokens, DecisionModel::kDefaultMaxOutputTokens);
+    QCOMPARE(m->maxCost, 0);
+    const DecisionsConfig limits = DecisionsConfig::fromJson(
+        QJsonDocument::fromJson("{\"models\":[{\"id\":\"vendorD/evaluator-1.13\","
+                                "\"max_output_tokens\":300,\"max_cost\":\"0.25\"}]}")
+            .object());
+    QCOMPARE(limits.model("vendorD/evaluator-1.13")->maxOutputTokens, 300);
+    QCOMPARE(limits.model("vendorD/evaluator-1.13")->maxCost, 250000000);
     const QList<QPair<QByteArray, QString>> bad = {
         {"{\"providers\":{\"x\":{\"type\":\"chat\"}}}", "decisions.providers.x.type"},
         {"{\"providers\":{\"x\":{\"path\":\"evaluate\"}}}", "decisions.providers.x.path"},
@@ -180,6 +189,14 @@ void TestDecisionValidation::config()
         {"{\"models\":[{\"id\":\"m\",\"provider\":\"openrouter\",\"input_per_1m\":1}]}",
          "decisions.models[0].input_per_1m"},
         {"{\"bounds\":{\"max_options\":0}}", "decisions.bounds.max_options"},
+        {"{\"models\":[{\"id\":\"m\",\"provider\":\"openrouter\",\"max_output_tokens\":0}]}",
+         "decisions.models[0].max_output_tokens"},
+        {"{\"models\":[{\"id\":\"m\",\"provider\":\"openrouter\",\"max_output_tokens\":2.5}]}",
+         "decisions.models[0].max_output_tokens"},
+        {"{\"models\":[{\"id\":\"m\",\"provider\":\"openrouter\",\"max_cost\":\"0\"}]}",
+         "decisions.models[0].max_cost"},
+        {"{\"models\":[{\"id\":\"m\",\"provider\":\"openrouter\",\"max_cost\":0.5}]}",
+         "decisions.models[0].max_cost"},
     };
     for (const auto &[json, name] : bad) {
         try {
@@ -216,6 +233,21 @@ void TestDecisionValidation::cost()
     m.inputPrice = 1;
     m.outputPrice = 1;
     QCOMPARE(C::tokenCost(1, 1, m), 1); // 2/1M of a unit, rounded up once
+
+    // The hold: the body's bytes plus the template allowance at the input price, and the output
+    // bound at the output price, exact; max_cost instead when set; refused past 64 bits.
+    m.inputPrice = 1000000000;
+    m.outputPrice = 4000000000;
+    m.maxOutputTokens = 8192;
+    QCOMPARE(C::holdFor(m, 976), 2000 * 1000 + 8192 * 4000);
+    QCOMPARE(C::holdFor(m, 977), 2001 * 1000 + 8192 * 4000);
+    m.maxCost = 7;
+    QCOMPARE(C::holdFor(m, 976), 7);
+    m.maxCost = 0;
+    m.inputPrice = m.outputPrice = 0;
+    QCOMPARE(C::holdFor(m, 976), 1); // free models still hold one unit
+    m.inputPrice = std::numeric_limits<qint64>::max();
+    QVERIFY(!C::holdFor(m, 1'000'000));
 }
 
 QTEST_GUILESS_MAIN(TestDecisionValidation)

@@ -574,6 +574,29 @@ private slots:
         QCOMPARE(balance(f), 1000);
     }
 
+    // The call holds its worst case as the gateway bounds a chat request: the output bound it
+    // asks for (max_output_tokens 4,096 at vendorB-5.4's 10 credits per 1M) and the prompt
+    // built from the state (a token a byte of the body sent upstream, plus 1,024, at 1.25 per
+    // 1M). The output part and the allowance alone fall short by the prompt's bytes: a 402
+    // before the upstream.
+    void holdsTheCallsWorstCase()
+    {
+        Rig rig({.credit = 0});
+        QVERIFY(rig.ready());
+        auto &[fake, f, key] = rig;
+        const qint64 withoutPrompt = 4096LL * 10'000 + 1024LL * 1'250;
+        f.grant(withoutPrompt);
+        const QJsonObject body = request("vendorB-5.4", QString(2000, u'x'));
+        QCOMPARE(post(f, "/v1/decisions", body, key).status, 402);
+        QCOMPARE(fake.requests(), 0);
+        // The prompt (state, questions, instructions and schema) is under 20 KB.
+        f.grant(20'000LL * 1'250);
+        const HttpReply r = post(f, "/v1/decisions", body, key);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(fake.requests(), 1);
+        QVERIFY(balance(f) > 0);
+    }
+
     void upstreamFailures_data()
     {
         QTest::addColumn<QString>("backend");
@@ -693,6 +716,7 @@ private slots:
         auto &[fake, f, key] = rig;
         const QByteArray chat =
             QJsonDocument(QJsonObject{{"model", "vendorB-5.4"},
+                                      {"max_tokens", 64}, // held within the credit granted
                                       {"messages", QJsonArray{QJsonObject{{"role", "user"},
                                                                           {"content", "hi"}}}}})
                 .toJson(QJsonDocument::Compact);

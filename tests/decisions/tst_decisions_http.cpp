@@ -5,6 +5,7 @@
 
 #include "DecisionsTestSupport.h"
 #include "FakeUpstreamProcess.h"
+#include "Money.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -173,6 +174,86 @@ private slots:
         QCOMPARE(r.status, 402);
         HttpClient stats(fake.port());
         QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+    }
+
+    // A request holds the evaluator's worst case from the model's prices (1.00 and 4.00 per
+    // 1M), the body it sends upstream (one token a byte, plus 1,024) and the output bound
+    // (8,192): a unit less is a 402 before the upstream; exactly that is served and charged only
+    // what the answer costs.
+    void holdsTheWorstCase_data() { backends(); }
+    void holdsTheWorstCase()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        const QJsonObject body = request("vendorD/evaluator-1.13", QString(5000, u'x'));
+        // The upstream's model name is three bytes longer than the one asked.
+        const qint64 bytes = QJsonDocument(body).toJson(QJsonDocument::Compact).size() + 3;
+        const qint64 hold = (bytes + 1024) * 1000 + 8192 * 4000;
+        f.grant(hold - 1);
+        HttpReply r = post(f, "/v1/decisions", body, key);
+        QCOMPARE(r.status, 402);
+        QVERIFY2(r.errorMessage().contains(Money::formatCredits(hold)), r.body.constData());
+        HttpClient stats(fake.port());
+        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+        QCOMPARE(balance(f), hold - 1);
+        f.grant(1);
+        r = post(f, "/v1/decisions", body, key);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const qint64 cost = reportedCost(r.body);
+        QVERIFY(cost > 0 && cost < hold);
+        QCOMPARE(balance(f), hold - cost);
+    }
+
+    // A configured max_cost is what a request holds.
+    void maxCostIsHeld()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerSettings settings = settingsFor(fake);
+        QJsonObject section = settings.familySections.value("decisions").toObject();
+        QJsonArray models = section.value("models").toArray();
+        QJsonObject model = models.at(0).toObject();
+        model.insert("max_cost", "0.002");
+        models.replace(0, model);
+        section.insert("models", models);
+        settings.familySections.insert("decisions", section);
+        ServerFixture f(QStringLiteral("sqlite"), settings);
+        QVERIFY(f.ready());
+        const QByteArray key = f.createKey();
+        f.grant(1'999'999);
+        QCOMPARE(post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), key).status, 402);
+        f.grant(1);
+        QCOMPARE(post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), key).status, 200);
+    }
+
+    // An upstream that reports more than the hold is charged what it reports (no clamping):
+    // the balance goes below zero by at most that excess, and the next request is refused
+    // before the upstream.
+    void overReportedCostIsCharged_data() { backends(); }
+    void overReportedCostIsCharged()
+    {
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        const qint64 granted = 100'000'000; // 0.1 credits
+        f.grant(granted);
+        const QJsonObject body = request("vendorD/evaluator-1.13", "x [fake cost=0.5]");
+        const qint64 bytes = QJsonDocument(body).toJson(QJsonDocument::Compact).size() + 3;
+        const qint64 hold = (bytes + 1024) * 1000 + 8192 * 4000;
+        QVERIFY(hold < granted);
+        HttpReply r = post(f, "/v1/decisions", body, key);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(reportedCost(r.body), 500'000'000);
+        QCOMPARE(balance(f), granted - 500'000'000);
+        QVERIFY(-balance(f) <= 500'000'000 - hold);
+        r = post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "y"), key);
+        QCOMPARE(r.status, 402);
+        HttpClient stats(fake.port());
+        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 1);
+        QCOMPARE(balance(f), granted - 500'000'000);
     }
 
     void unconfigured()

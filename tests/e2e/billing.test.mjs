@@ -310,3 +310,61 @@ describe('billing', () => {
         }
     });
 });
+
+// The issue's client: a small balance and an 800 KB prompt to an expensive model. Every
+// request holds its worst case (the prompt's bytes as tokens at the model's input price, and
+// max_tokens at its output price) before its upstream call, so both SDK families see a typed
+// 402 at once, nothing reaches the upstream and nothing is charged; a small request still fits.
+describe('holds: a large prompt against a small balance', () => {
+    let small;
+    const prompt = 'Summarise the following report carefully. '.repeat(20_000); // ~840 KB
+    before(async () => {
+        small = await Stack.start({ credits: '0.05' });
+    });
+    after(async () => {
+        await small?.stop();
+    });
+
+    test('refused with a typed 402 on every endpoint and SDK, nothing charged', async () => {
+        assert.ok(prompt.length > 800 * 1024);
+        const mark = small.fake.mark();
+        const oa = new OpenAI({ apiKey: small.apiKey, baseURL: `${small.url}/v1`, maxRetries: 0 });
+        const refusals = [
+            () => oa.chat.completions.create({
+                model: 'vendorA-opus-4-8', max_tokens: 1024, messages: user(prompt) }),
+            () => oa.chat.completions.create({
+                model: 'vendorB-6-astra', messages: user(prompt), stream: true }),
+            () => oa.responses.create({ model: 'vendorB-6-astra', input: prompt,
+                max_output_tokens: 16 }),
+        ];
+        for (const call of refusals) {
+            const e = await rejects(call);
+            assert.ok(e instanceof OpenAI.APIError, String(e));
+            assert.equal(e.status, 402);
+            assert.equal(e.error?.type, 'insufficient_credits', JSON.stringify(e.error));
+            assert.match(e.error.message, /^Insufficient credits/);
+        }
+        for (const Sdk of [Anthropic, Anthropic1]) {
+            const client = new Sdk({ apiKey: small.apiKey, baseURL: small.url, maxRetries: 0 });
+            for (const stream of [false, true]) {
+                const e = await rejects(() => client.messages.create({
+                    model: 'vendorA-opus-4-8', max_tokens: 1024, messages: user(prompt), stream }));
+                assert.ok(e instanceof Sdk.APIError, String(e));
+                assert.equal(e.status, 402);
+                assert.equal(e.error?.type, 'error', JSON.stringify(e.error));
+                assert.equal(e.error.error?.type, 'billing_error', JSON.stringify(e.error));
+            }
+        }
+        assert.equal(small.fake.mark(), mark, 'nothing reached the upstream');
+        assert.equal((await small.control('/api/v1/credits/balance')).balance_units, '50000000');
+
+        // A request whose worst case fits is served and charged what it cost.
+        const m = await new Anthropic({ apiKey: small.apiKey, baseURL: small.url, maxRetries: 0 })
+            .messages.create({ model: 'vendorA-haiku-4-5', max_tokens: 16, messages: user('hi') });
+        const price = priceOf((await small.models()).find((x) => x.id === 'vendorA-haiku-4-5'));
+        const cost = expectedCost(fromMessages(m.usage), price);
+        assert.equal(BigInt(await small.settledBalance()), 50_000_000n - cost);
+        const ledger = await small.control('/api/v1/credits/ledger?limit=100');
+        assert.equal(ledger.data.filter((e) => e.request_id).length, 1, 'one charge');
+    });
+});

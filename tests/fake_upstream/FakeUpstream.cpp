@@ -86,11 +86,19 @@ constexpr qint64 kCatalogCreated = 1'700'000'000;
 
 const QStringList &knownOptions()
 {
-    static const QStringList names{
-        QStringLiteral("chunks"),      QStringLiteral("delay-ms"), QStringLiteral("interval-ms"),
-        QStringLiteral("fault"),       QStringLiteral("tool"),     QStringLiteral("cache-read"),
-        QStringLiteral("cache-write"), QStringLiteral("text"),     QStringLiteral("delta-usage"),
-        QStringLiteral("echo-key"),    QStringLiteral("images"),   QStringLiteral("cost")};
+    static const QStringList names{QStringLiteral("chunks"),
+                                   QStringLiteral("delay-ms"),
+                                   QStringLiteral("interval-ms"),
+                                   QStringLiteral("fault"),
+                                   QStringLiteral("tool"),
+                                   QStringLiteral("cache-read"),
+                                   QStringLiteral("cache-write"),
+                                   QStringLiteral("text"),
+                                   QStringLiteral("delta-usage"),
+                                   QStringLiteral("echo-key"),
+                                   QStringLiteral("images"),
+                                   QStringLiteral("cost"),
+                                   QStringLiteral("ignore-max-tokens")};
     return names;
 }
 
@@ -549,6 +557,13 @@ FakeUpstream::makePlan(Context &ctx, const QHash<QString, QString> &directive, Q
             plan.cost = value;
         } else if (name == QLatin1String("echo-key")) {
             ctx.echoKey = value == QLatin1String("1");
+        } else if (name == QLatin1String("ignore-max-tokens")) {
+            if (value == QLatin1String("1") || value == QLatin1String("true"))
+                plan.generation.ignoreMaxTokens = true;
+            else if (value == QLatin1String("0") || value == QLatin1String("false"))
+                plan.generation.ignoreMaxTokens = false;
+            else
+                return bad(QStringLiteral("1 or 0"));
         } else if (name == QLatin1String("delta-usage")) {
             if (value == QLatin1String("full"))
                 plan.generation.fullDeltaUsage = true;

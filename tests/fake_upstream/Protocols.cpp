@@ -1040,7 +1040,7 @@ Generation makeGeneration(Protocol protocol, const QJsonObject &request,
             g.pieceLogprobs << PieceLogprobs{kCertain, {{piece, kCertain}}};
     }
     const qint64 limit = maxOutputTokens(protocol, request);
-    if (limit > 0 && limit < g.pieces.size()) {
+    if (limit > 0 && limit < g.pieces.size() && !options.ignoreMaxTokens) {
         g.pieces = g.pieces.mid(0, limit);
         g.pieceLogprobs = g.pieceLogprobs.mid(0, limit);
         g.truncated = true;

@@ -28,6 +28,9 @@ struct GenerationOptions
     qint64 cacheWrite = 0;
     std::optional<QString> text; // replaces the generated text
     bool fullDeltaUsage = false; // messages: message_delta carries every usage counter
+    // Generate every piece whatever the request's max tokens say (an upstream that ignores
+    // them): the usage then reports more output tokens than were asked for.
+    bool ignoreMaxTokens = false;
 };
 
 // The log-probabilities of one generated piece (chat completions' choices[0].logprobs): its

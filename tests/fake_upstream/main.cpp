@@ -91,8 +91,9 @@ int main(int argc, char *argv[])
         "A fake OpenAI / Anthropic / OpenRouter upstream for tests and benchmarks.\n"
         "Per-request headers override the flags: x-fake-chunks, x-fake-delay-ms,\n"
         "x-fake-interval-ms, x-fake-fault, x-fake-tool, x-fake-cache-read, x-fake-cache-write,\n"
-        "x-fake-text, x-fake-delta-usage; so does a [fake chunks=N fault=F ...] directive in the\n"
-        "last user message. GET /fake/stats reports counters; POST /fake/reset clears them.\n"
+        "x-fake-text, x-fake-delta-usage, x-fake-ignore-max-tokens; so does a\n"
+        "[fake chunks=N fault=F ...] directive in the last user message. GET /fake/stats\n"
+        "reports counters; POST /fake/reset clears them.\n"
         "Stops on SIGTERM/SIGINT, and when stdin (a pipe) is closed."));
     parser.addHelpOption();
     const QCommandLineOption listen(QStringLiteral("listen"),

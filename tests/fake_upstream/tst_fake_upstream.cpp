@@ -997,6 +997,37 @@ private slots:
         QCOMPARE(response[u"usage"][u"output_tokens"].toInt(), 2);
     }
 
+    // An upstream that ignores max tokens: every piece comes, reported as output, and the
+    // answer ends as a complete one would.
+    void ignoreMaxTokens()
+    {
+        Reply r =
+            post("/v1/chat/completions",
+                 chatBody("hello world [fake chunks=12 ignore-max-tokens=1]", {{"max_tokens", 3}}),
+                 openAi());
+        QCOMPARE(r.json()[u"choices"][0][u"finish_reason"].toString(), "stop");
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 12);
+        r = post("/v1/messages", messagesBody("hello world", {{"max_tokens", 2}, {"stream", true}}),
+                 anthropic({{"x-fake-ignore-max-tokens", "1"}, {"x-fake-chunks", "7"}}));
+        const QList<SseEvent> events = parseSse(r.body);
+        QCOMPARE(events.last().event, QByteArray("message_stop"));
+        const QJsonObject delta = jsonOf(events[events.size() - 2]);
+        QCOMPARE(delta[u"delta"][u"stop_reason"].toString(), "end_turn");
+        QCOMPARE(delta[u"usage"][u"output_tokens"].toInt(), 7);
+        r = post("/v1/responses", responsesBody("hello world", {{"max_output_tokens", 2}}),
+                 openAi({{"x-fake-ignore-max-tokens", "1"}, {"x-fake-chunks", "5"}}));
+        QCOMPARE(r.json()[u"status"].toString(), "completed");
+        QCOMPARE(r.json()[u"usage"][u"output_tokens"].toInt(), 5);
+        // 0 keeps the cut; anything else is refused.
+        r = post("/v1/chat/completions",
+                 chatBody("hello world [fake chunks=12 ignore-max-tokens=0]", {{"max_tokens", 3}}),
+                 openAi());
+        QCOMPARE(r.json()[u"usage"][u"completion_tokens"].toInt(), 3);
+        r = post("/v1/chat/completions", chatBody("hello world [fake ignore-max-tokens=yes]"),
+                 openAi());
+        QCOMPARE(r.status, 400);
+    }
+
     void cacheHeaders()
     {
         const Headers cache{{"x-fake-cache-read", "100"}, {"x-fake-cache-write", "20"}};

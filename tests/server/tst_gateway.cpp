@@ -3,6 +3,8 @@
 
 #include "FakeUpstreamProcess.h"
 #include "gateway/GatewayTables.h"
+#include "llm/CostBound.h"
+#include "llm/GatewayCall.h"
 #include "llm/GatewayFamily.h"
 #include "llm/ProviderRegistry.h"
 #include "llm/Relay.h"
@@ -146,7 +148,8 @@ HttpReply whileServing(const std::function<HttpReply()> &request)
     return reply.get();
 }
 
-// The fake upstream, a server routed to it (SQLite), an API key and one credit.
+// The fake upstream, a server routed to it (SQLite), an API key and ten credits: a request
+// without max_tokens holds up to its model's max_output_tokens (1.28 credits on vendorB-5.4).
 struct Rig
 {
     explicit Rig(const QStringList &fakeArgs = {}, const QJsonObject &overrides = {},
@@ -155,9 +158,10 @@ struct Rig
     {
         if (f.ready()) {
             key = f.createKey();
-            f.grant(Money::kUnitsPerCredit);
+            f.grant(kGranted);
         }
     }
+    static constexpr qint64 kGranted = 10 * Money::kUnitsPerCredit;
     static ServerSettings tweaked(ServerSettings s, const std::function<void(ServerSettings &)> &t)
     {
         if (t)
@@ -239,6 +243,61 @@ QList<UsageRecord> waitUsage(ServerFixture &f, int count)
     return r;
 }
 
+// A JSON object's compact bytes.
+QByteArray compactJson(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+// A messages-protocol body with one user turn.
+QByteArray messagesBody(const QString &model, const QString &text, QJsonObject extra = {})
+{
+    extra.insert("model", model);
+    extra.insert("messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", text}}});
+    return compactJson(extra);
+}
+
+// The headers of an API-key request on `path` (the messages protocol's version included).
+QList<QPair<QByteArray, QByteArray>> apiHeaders(const QByteArray &key)
+{
+    return {{"Authorization", "Bearer " + key},
+            {"anthropic-version", "2023-06-01"},
+            {"Content-Type", "application/json"}};
+}
+
+// Whether a 402 is in the route's envelope: the messages protocol's on /v1/messages, else
+// OpenAI's, with the admission's message.
+bool isRefusal(const HttpReply &r, bool messages)
+{
+    const QJsonObject body = r.json();
+    const QJsonObject error = body.value("error").toObject();
+    if (r.status != 402 || !error.value("message").toString().startsWith("Insufficient credits"))
+        return false;
+    const QString type = error.value("type").toString();
+    return messages ? body.value("type").toString() == u"error" && type == u"billing_error"
+                    : type == u"insufficient_credits";
+}
+
+// What the gateway holds for a request on `protocol` to `model`, as it bounds it.
+qint64 holdOf(ServerFixture &f, Protocol protocol, const QString &model, const QByteArray &body)
+{
+    const auto snapshot = f.services().family<GatewayFamily>()->registry().snapshot();
+    const ResolvedModel m = ProviderRegistry::resolve(
+        *snapshot, model,
+        protocol == Protocol::Messages    ? QStringLiteral("messages")
+        : protocol == Protocol::Responses ? QStringLiteral("responses")
+                                          : QStringLiteral("chat.completions"));
+    // The responses protocol goes upstream as responses, as the route sends it.
+    const Protocol upstream =
+        protocol == Protocol::Responses ? protocol : LlmProtocol::upstreamOf(m.provider.type);
+    const auto relay = Relay::create(protocol, upstream, m.entry.id);
+    const QJsonObject o = QJsonDocument::fromJson(body).object();
+    relay->prepare(o, m.entry.upstreamModel);
+    return CostBound::text(protocol, o, relay->upstreamBody().size(), m.entry,
+                           relay->defaultMaxTokens())
+        .units;
+}
+
 } // namespace
 
 class TestGateway : public QObject
@@ -251,7 +310,8 @@ private slots:
         Fake fake;
         SY_START_SERVER(f, settingsFor(fake));
         const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        // Without max_tokens the request holds 128,000 output tokens at 10 credits per 1M.
+        f.grant(2 * Money::kUnitsPerCredit);
         const qint64 before = f.store().balance(f.store().defaultAccountId());
 
         HttpReply r = f.client().postJson(
@@ -613,8 +673,7 @@ private slots:
         QCOMPARE(records[0].status, 499);
         QVERIFY(records[0].estimated);
         QVERIFY(records[0].cost > 0);
-        QCOMPARE(f.store().balance(f.store().defaultAccountId()),
-                 Money::kUnitsPerCredit - records[0].cost);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), Rig::kGranted - records[0].cost);
     }
 
     // A key answering 429 (or 5xx) rests; the next key serves the request.
@@ -718,6 +777,31 @@ private slots:
         QTest::newRow("responses input")
             << QByteArray("/v1/responses") << QByteArray("{\"model\":\"vendorB-5.4\",\"input\":42}")
             << "input";
+        // Output bounds above what the model generates (its catalog max_output_tokens).
+        QTest::newRow("chat max_tokens over the model's limit")
+            << QByteArray("/v1/chat/completions")
+            << QByteArray("{\"model\":\"vendorB-5.4\",\"max_tokens\":128001,\"messages\":"
+                          "[{\"role\":\"user\",\"content\":\"x\"}]}")
+            << "max_tokens";
+        QTest::newRow("chat max_completion_tokens over the limit, translated")
+            << QByteArray("/v1/chat/completions")
+            << QByteArray("{\"model\":\"vendorA-haiku-4-5\",\"max_completion_tokens\":64001,"
+                          "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}")
+            << "max_completion_tokens";
+        QTest::newRow("responses max_output_tokens over the limit")
+            << QByteArray("/v1/responses")
+            << QByteArray("{\"model\":\"vendorB-5.4\",\"input\":\"x\",\"max_output_tokens\":"
+                          "200000}")
+            << "max_output_tokens";
+        QTest::newRow("messages max_tokens over the limit")
+            << QByteArray("/v1/messages")
+            << QByteArray("{\"model\":\"vendorA-haiku-4-5\",\"max_tokens\":64001,\"messages\":"
+                          "[{\"role\":\"user\",\"content\":\"x\"}]}")
+            << "max_tokens";
+        QTest::newRow("chat n") << QByteArray("/v1/chat/completions")
+                                << QByteArray("{\"model\":\"vendorB-5.4\",\"n\":129,\"messages\":"
+                                              "[{\"role\":\"user\",\"content\":\"x\"}]}")
+                                << "n";
     }
     void validation()
     {
@@ -750,6 +834,251 @@ private slots:
         HttpReply r = f.client().postJson("/v1/chat/completions", chat("vendorB-5.4", "x"), key);
         QCOMPARE(r.status, 402);
         QCOMPARE(fake.stats().value("requests").toInt(), 0);
+    }
+
+    // The client: 0.05 credits and an 800 KB prompt to an expensive model. The request
+    // holds its worst case first, so it is refused (402 in the route's envelope), with nothing
+    // charged and no upstream call; the same on chat completions (translated, streaming) and
+    // responses.
+    void largePromptIsRefusedBeforeTheUpstream_data() { addBackendRows(); }
+    void largePromptIsRefusedBeforeTheUpstream()
+    {
+        Fake fake;
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        const qint64 granted = 50'000'000; // 0.05 credits
+        f.grant(granted);
+        QString prompt;
+        while (prompt.size() < 800 * 1024)
+            prompt += QStringLiteral("Summarise the following report carefully. ");
+        const struct
+        {
+            QByteArray path;
+            QByteArray body;
+        } requests[] = {
+            {"/v1/messages", messagesBody("vendorA-opus-4-8", prompt, {{"max_tokens", 1024}})},
+            {"/v1/chat/completions",
+             chat("vendorA-opus-4-8", prompt, {{"max_tokens", 1024}, {"stream", true}})},
+            {"/v1/responses",
+             compactJson(
+                 {{"model", "vendorB-6-astra"}, {"input", prompt}, {"max_output_tokens", 16}})},
+        };
+        for (const auto &req : requests) {
+            QVERIFY(req.body.size() > 800 * 1024);
+            const HttpReply r = f.client().request("POST", req.path, apiHeaders(key), req.body);
+            QVERIFY2(isRefusal(r, req.path == "/v1/messages"), r.body.constData());
+            // It asked for at least the prompt's bytes at the model's input price.
+            QVERIFY2(r.body.contains(" needs at least "), r.body.constData());
+        }
+        QCOMPARE(fake.stats().value("requests").toInt(), 0);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), granted);
+        const QList<LedgerEntry> ledger = f.store().ledger(f.store().defaultAccountId(), 100);
+        QCOMPARE(ledger.size(), 1); // the grant alone
+        const QList<UsageRecord> records = waitUsage(f, 3);
+        QCOMPARE(records.size(), 3);
+        for (const UsageRecord &u : records) {
+            QCOMPARE(u.status, 402);
+            QCOMPARE(u.cost, 0LL);
+        }
+        // The hold is the worst case: 800 KB at opus's cache-write price alone is 15 credits.
+        QVERIFY(holdOf(f, Protocol::Messages, "vendorA-opus-4-8", requests[0].body) >
+                15 * Money::kUnitsPerCredit);
+    }
+
+    // Many requests at once (chat completions, responses and messages, streaming and not,
+    // passed through and translated) whose worst cases together exceed the balance. Each holds
+    // its worst case before its upstream call, so the calls in flight never hold more than the
+    // balance: those admitted are served and charged, the rest refused with 402 in their
+    // envelope and nothing charged, and no ledger entry leaves the balance below zero.
+    void concurrentHoldsNeverOverdraw_data() { addBackendRows(); }
+    void concurrentHoldsNeverOverdraw()
+    {
+        Fake fake;
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        const qint64 granted = 500'000'000; // 0.5 credits
+        f.grant(granted);
+        const QString slow = QStringLiteral(" [fake delay-ms=600 chunks=4]");
+        struct Request
+        {
+            QByteArray path;
+            QByteArray body;
+            Protocol protocol;
+            QString model;
+            bool stream;
+        };
+        QList<Request> requests;
+        for (int round = 0; round < 2; ++round) {
+            const QString t = QStringLiteral("r%1").arg(round) + slow;
+            requests += {
+                {"/v1/chat/completions", chat("vendorB-5.4", t, {{"max_tokens", 20000}}),
+                 Protocol::Chat, "vendorB-5.4", false},
+                {"/v1/chat/completions",
+                 chat("vendorB-5.4", t, {{"max_completion_tokens", 20000}, {"stream", true}}),
+                 Protocol::Chat, "vendorB-5.4", true},
+                {"/v1/responses",
+                 compactJson(
+                     {{"model", "vendorB-5.4"}, {"input", t}, {"max_output_tokens", 20000}}),
+                 Protocol::Responses, "vendorB-5.4", false},
+                {"/v1/responses",
+                 compactJson({{"model", "vendorB-5.4"},
+                              {"input", t},
+                              {"max_output_tokens", 20000},
+                              {"stream", true}}),
+                 Protocol::Responses, "vendorB-5.4", true},
+                {"/v1/messages", messagesBody("vendorA-haiku-4-5", t, {{"max_tokens", 40000}}),
+                 Protocol::Messages, "vendorA-haiku-4-5", false},
+                {"/v1/messages",
+                 messagesBody("vendorA-haiku-4-5", t, {{"max_tokens", 40000}, {"stream", true}}),
+                 Protocol::Messages, "vendorA-haiku-4-5", true},
+                {"/v1/chat/completions", chat("vendorA-haiku-4-5", t, {{"max_tokens", 40000}}),
+                 Protocol::Chat, "vendorA-haiku-4-5", false},
+                {"/v1/chat/completions",
+                 chat("vendorA-haiku-4-5", t, {{"max_tokens", 40000}, {"stream", true}}),
+                 Protocol::Chat, "vendorA-haiku-4-5", true},
+            };
+        }
+        // Each holds at least 0.2 credits (20,000 tokens at 10 per 1M, 40,000 at 5 per 1M), and
+        // together far more than the balance: at most two fit at once.
+        qint64 smallest = std::numeric_limits<qint64>::max(), total = 0;
+        for (const Request &r : requests) {
+            const qint64 hold = holdOf(f, r.protocol, r.model, r.body);
+            QVERIFY(hold >= 200'000'000);
+            smallest = qMin(smallest, hold);
+            total += hold;
+        }
+        QVERIFY(total > granted);
+        const int fit = int(granted / smallest);
+        QCOMPARE(fit, 2);
+
+        std::vector<std::unique_ptr<HttpClient>> clients;
+        for (const Request &r : requests) {
+            clients.push_back(std::make_unique<HttpClient>(f.port()));
+            clients.back()->send("POST", r.path, apiHeaders(key), r.body);
+        }
+        QSet<QString> served, refused;
+        for (qsizetype i = 0; i < requests.size(); ++i) {
+            const HttpReply r = clients[i]->readReply(30'000);
+            const Request &req = requests[i];
+            const QString id = QString::fromLatin1(r.header("x-request-id"));
+            if (r.status == 402) {
+                QVERIFY2(isRefusal(r, req.protocol == Protocol::Messages), r.body.constData());
+                refused.insert(id);
+                continue;
+            }
+            QVERIFY2(r.status == 200, r.body.constData());
+            if (req.stream)
+                QVERIFY2(r.body.contains("[DONE]") || r.body.contains("message_stop") ||
+                             r.body.contains("response.completed"),
+                         r.body.constData());
+            served.insert(id);
+        }
+        QVERIFY(!served.isEmpty());
+        QVERIFY(!refused.isEmpty());
+        QCOMPARE(served.size() + refused.size(), requests.size());
+        // Upstream calls in flight never held more than the balance; refused ones made none.
+        const QJsonObject stats = fake.stats();
+        QVERIFY2(stats.value("max_open_requests").toInt() <= fit,
+                 qPrintable(QString::number(stats.value("max_open_requests").toInt())));
+        QCOMPARE(stats.value("requests").toInt(), served.size());
+
+        // Charged exactly what was served, nothing for what was refused.
+        qint64 charged = 0;
+        const QList<UsageRecord> records = waitUsage(f, int(requests.size()));
+        QCOMPARE(records.size(), requests.size());
+        QHash<QString, qint64> costs;
+        for (const UsageRecord &u : records) {
+            costs.insert(u.requestId, u.cost);
+            if (refused.contains(u.requestId)) {
+                QCOMPARE(u.status, 402);
+                QCOMPARE(u.cost, 0LL);
+            } else {
+                QVERIFY(served.contains(u.requestId));
+                QVERIFY(u.cost > 0);
+                charged += u.cost;
+            }
+        }
+        const QList<LedgerEntry> ledger = f.store().ledger(f.store().defaultAccountId(), 1000);
+        int charges = 0;
+        for (const LedgerEntry &e : ledger) {
+            QVERIFY2(e.balanceAfter >= 0, qPrintable(e.requestId));
+            if (e.kind != u"charge")
+                continue;
+            ++charges;
+            QVERIFY(served.contains(e.requestId));
+            QCOMPARE(-e.amount, costs.value(e.requestId));
+        }
+        QCOMPARE(charges, served.size());
+        const qint64 balance = f.store().balance(f.store().defaultAccountId());
+        QCOMPARE(balance, granted - charged);
+        QVERIFY(balance >= 0);
+    }
+
+    // An upstream that ignores max_tokens and reports more output than the hold covers is
+    // charged what it reports (no clamping, no write-off): the balance goes below zero by at
+    // most the excess over the holds of the requests admitted together, and from then on the
+    // balance gates new requests before any upstream call.
+    void overReportingUpstreamIsChargedTheTruth_data() { addBackendRows(); }
+    void overReportingUpstreamIsChargedTheTruth()
+    {
+        Fake fake;
+        SY_START_SERVER(f, settingsFor(fake));
+        const QByteArray key = f.createKey();
+        const qint64 granted = 500'000'000; // 0.5 credits
+        f.grant(granted);
+        // max_tokens 1, but 30,000 output tokens generated and reported: 0.3 credits each.
+        const QString text =
+            QStringLiteral("x [fake chunks=30000 ignore-max-tokens=1 delay-ms=300]");
+        const QByteArray bodies[] = {
+            chat("vendorB-5.4", text, {{"max_tokens", 1}}),
+            chat("vendorB-5.4", text, {{"max_tokens", 1}, {"stream", true}}),
+        };
+        qint64 holds = 0;
+        for (const QByteArray &b : bodies)
+            holds += holdOf(f, Protocol::Chat, "vendorB-5.4", b);
+        QVERIFY(holds < granted / 100);
+        std::vector<std::unique_ptr<HttpClient>> clients;
+        for (const QByteArray &b : bodies) {
+            clients.push_back(std::make_unique<HttpClient>(f.port()));
+            clients.back()->send("POST", "/v1/chat/completions", apiHeaders(key), b);
+        }
+        for (auto &c : clients) {
+            const HttpReply r = c->readReply(30'000);
+            QVERIFY2(r.status == 200, r.body.left(300).constData());
+        }
+        const QList<UsageRecord> records = waitUsage(f, 2);
+        QCOMPARE(records.size(), 2);
+        const ModelPrice price = f.services()
+                                     .family<GatewayFamily>()
+                                     ->registry()
+                                     .snapshot()
+                                     ->catalog.find("vendorB-5.4")
+                                     ->price;
+        qint64 charged = 0;
+        for (const UsageRecord &u : records) {
+            QCOMPARE(u.outputTokens, 30'000LL);
+            QVERIFY(!u.estimated);
+            const TokenUsage truth{u.inputTokens,      u.outputTokens, u.cacheReadTokens,
+                                   u.cacheWriteTokens, true,           true};
+            QCOMPARE(u.cost, truth.cost(price));
+            charged += u.cost;
+        }
+        qint64 ledgerCharges = 0;
+        for (const LedgerEntry &e : f.store().ledger(f.store().defaultAccountId(), 100))
+            if (e.kind == u"charge")
+                ledgerCharges -= e.amount;
+        QCOMPARE(ledgerCharges, charged);
+        const qint64 balance = f.store().balance(f.store().defaultAccountId());
+        QCOMPARE(balance, granted - charged);
+        QVERIFY(balance < 0);
+        QVERIFY(-balance <= charged - holds); // at most the excess over the holds
+        // The next request, however small, is refused before its upstream call.
+        const HttpReply next =
+            f.client().request("POST", "/v1/chat/completions", apiHeaders(key),
+                               chat("vendorB-5-nano", "hi", {{"max_tokens", 1}}));
+        QVERIFY2(isRefusal(next, false), next.body.constData());
+        QCOMPARE(fake.stats().value("requests").toInt(), 2);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), balance);
     }
 
     // A live catalog: gateway/{provider}/{model} priced from the upstream's list, cached in the
@@ -840,14 +1169,30 @@ private slots:
         QVERIFY(!live.isEmpty());
         const QString id = QStringLiteral("gateway/openrouter/") + live.begin()->id;
         const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
         HttpReply models = f.client().get("/v1/models");
         QVERIFY(models.body.contains(id.toUtf8()));
+        // Listed with the limits of the upstream's list (the fake's top_provider says 8,192).
+        for (const QJsonValue &m : models.json().value("data").toArray())
+            if (m.toObject().value("id").toString() == id) {
+                QCOMPARE(m.toObject().value("max_output_tokens").toInteger(), 8'192);
+                QCOMPARE(m.toObject().value("context_length").toInteger(), 0); // not its name
+                QVERIFY(m.toObject().value("context_window").toInteger() > 0);
+            }
+        // Without max_tokens it holds those 8,192 output tokens: a unit less is a 402.
+        const qint64 hold = holdOf(f, Protocol::Chat, id, chat(id, "x"));
+        QVERIFY(hold >= 8'192 * live.begin()->price.output / 1'000'000);
+        f.grant(hold - 1);
         HttpReply r = f.client().postJson("/v1/chat/completions", chat(id, "x"), key);
+        QCOMPARE(r.status, 402);
+        f.grant(1);
+        r = f.client().postJson("/v1/chat/completions", chat(id, "x"), key);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.json().value("model").toString(), id);
-        const QList<UsageRecord> records = waitUsage(f, 1);
-        QCOMPARE(records.size(), 1);
+        QList<UsageRecord> records = waitUsage(f, 2);
+        QCOMPARE(records.size(), 2);
+        if (records[0].status != 200)
+            records.swapItemsAt(0, 1);
+        QCOMPARE(records[1].cost, 0LL); // the refused one
         QCOMPARE(records[0].model, id);
         const TokenUsage u{records[0].inputTokens, records[0].outputTokens, 0, 0, true, true};
         QCOMPARE(records[0].cost, u.cost(live.begin()->price));

@@ -1,12 +1,14 @@
 // Unit tests for the pure parts of the text-generation gateway (server/llm/): SSE framing, the
-// JSON scanner, token pricing, the pass-through and translating relays, the gateway config and
-// model resolution. No network, no database.
+// JSON scanner, token pricing, a request's cost bound, the pass-through and translating relays,
+// the gateway config and model resolution. No network, no database.
 
 #include "llm/ChatOverMessages.h"
+#include "llm/CostBound.h"
 #include "llm/GatewayConfig.h"
 #include "llm/ModelCatalog.h"
 #include "llm/ProviderRegistry.h"
 #include "llm/Relay.h"
+#include "llm/RequestValidation.h"
 #include "llm/SseParser.h"
 #include "upstream/JsonScan.h"
 
@@ -151,6 +153,17 @@ TokenUsage usage(qint64 in, qint64 out, qint64 cacheRead = 0, qint64 cacheWrite 
     return u;
 }
 
+// A model for the bound's tests: 2 credits per 1M prompt tokens, 8 per 1M output tokens.
+ModelEntry boundModel(qint64 maxOutput = 1'000, qint64 window = 50'000)
+{
+    ModelEntry m;
+    m.id = QStringLiteral("bound-model");
+    m.price = price(2'000'000'000, 8'000'000'000, 0, 0);
+    m.maxOutputTokens = maxOutput;
+    m.contextWindow = window;
+    return m;
+}
+
 const QByteArray kOpenRouterList = R"J({"data":[
   {"id":"vendor/model-a","name":"Model A","pricing":{"prompt":"0.000003","completion":"0.000015",
    "input_cache_read":"0.0000003","input_cache_write":"0.00000375","request":"0"}},
@@ -202,6 +215,21 @@ private slots:
     void cost_saturatesAtExtremes_data();
     void cost_saturatesAtExtremes();
 
+    // The hold: CostBound
+    void bound_outputField_data();
+    void bound_outputField();
+    void bound_aboveTheModelsLimit_data();
+    void bound_aboveTheModelsLimit();
+    void bound_promptFromBytes();
+    void bound_cacheWritePrice();
+    void bound_openPrompt_data();
+    void bound_openPrompt();
+    void bound_overflowIsRefused();
+    void bound_exactCost_data();
+    void bound_exactCost();
+    void bound_chatValidatesN();
+    void bound_catalogLimits();
+
     // 4. pass-through relays
     void chat_prepareKeepsUnknownFields();
     void chat_prepareStreamAddsIncludeUsage();
@@ -243,6 +271,7 @@ private slots:
     void config_roundTrip();
     void config_keysFromEnvironmentStayOutOfTheFile();
     void config_saveTo();
+    void config_saveKeepsOtherGatewaySettings();
     void config_saveRefusesNonJson_data();
     void config_saveRefusesNonJson();
     void config_maskKey_data();
@@ -256,6 +285,7 @@ private slots:
     void registry_parseCatalog();
     void registry_parseCatalogMalformed();
     void registry_resolveGateway();
+    void registry_liveLimits();
     void registry_rejectsBadConfig();
     void registry_pickKeyRoundRobin();
     void registry_restKey();
@@ -823,6 +853,389 @@ void TestLlm::cost_saturatesAtExtremes()
     const qint64 max = std::numeric_limits<qint64>::max();
     auto at = [&](int side) { return sides > side ? max : 0; };
     QCOMPARE(usage(at(0), at(1), at(2), at(3)).cost(price(at(0), at(1), at(2), at(3))), max);
+}
+
+// --- 3b. the hold: CostBound ----------------------------------------------------------------
+
+void TestLlm::bound_outputField_data()
+{
+    QTest::addColumn<int>("protocol");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<qint64>("relayDefault");
+    QTest::addColumn<qint64>("modelMax");
+    QTest::addColumn<qint64>("expected");
+    const int chat = int(Protocol::Chat), responses = int(Protocol::Responses),
+              messages = int(Protocol::Messages);
+    QTest::newRow("chat max_tokens")
+        << chat << QByteArray(R"({"max_tokens":100})") << 0LL << 1000LL << 100LL;
+    QTest::newRow("chat max_completion_tokens first")
+        << chat << QByteArray(R"({"max_completion_tokens":50,"max_tokens":100})") << 0LL << 1000LL
+        << 50LL;
+    QTest::newRow("chat null max_completion_tokens")
+        << chat << QByteArray(R"({"max_completion_tokens":null,"max_tokens":70})") << 0LL << 1000LL
+        << 70LL;
+    QTest::newRow("chat none: the model's limit")
+        << chat << QByteArray("{}") << 0LL << 1000LL << 1000LL;
+    QTest::newRow("chat n answers")
+        << chat << QByteArray(R"({"max_tokens":100,"n":3})") << 0LL << 1000LL << 300LL;
+    QTest::newRow("chat n without a bound")
+        << chat << QByteArray(R"({"n":2})") << 0LL << 1000LL << 2000LL;
+    QTest::newRow("chat at the limit")
+        << chat << QByteArray(R"({"max_tokens":1000})") << 0LL << 1000LL << 1000LL;
+    QTest::newRow("translated: what the relay sends")
+        << chat << QByteArray("{}") << 4096LL << 8000LL << 4096LL;
+    QTest::newRow("translated: never above the model's limit")
+        << chat << QByteArray("{}") << 4096LL << 1000LL << 1000LL;
+    QTest::newRow("translated: the client's bound")
+        << chat << QByteArray(R"({"max_tokens":10})") << 4096LL << 8000LL << 10LL;
+    QTest::newRow("responses max_output_tokens")
+        << responses << QByteArray(R"({"max_output_tokens":70})") << 0LL << 1000LL << 70LL;
+    QTest::newRow("responses has no max_tokens")
+        << responses << QByteArray(R"({"max_tokens":70})") << 0LL << 1000LL << 1000LL;
+    QTest::newRow("responses none") << responses << QByteArray("{}") << 0LL << 1000LL << 1000LL;
+    QTest::newRow("messages max_tokens")
+        << messages << QByteArray(R"({"max_tokens":30})") << 0LL << 1000LL << 30LL;
+    QTest::newRow("messages has no n")
+        << messages << QByteArray(R"({"max_tokens":30,"n":4})") << 0LL << 1000LL << 30LL;
+}
+
+void TestLlm::bound_outputField()
+{
+    QFETCH(int, protocol);
+    QFETCH(QByteArray, body);
+    QFETCH(qint64, relayDefault);
+    QFETCH(qint64, modelMax);
+    QFETCH(qint64, expected);
+    const CostBound::Hold h =
+        CostBound::text(Protocol(protocol), obj(body), 0, boundModel(modelMax), relayDefault);
+    QVERIFY2(h.ok(), qPrintable(h.message));
+    QCOMPARE(h.outputTokens, expected);
+    QCOMPARE(h.promptTokens, CostBound::kTemplateTokens);
+    // 1024 prompt tokens at 2 credits per 1M (2,048,000 units), 8,000 units an output token.
+    QCOMPARE(h.units, 2'048'000 + expected * 8'000);
+}
+
+void TestLlm::bound_aboveTheModelsLimit_data()
+{
+    QTest::addColumn<int>("protocol");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("param");
+    QTest::newRow("chat max_tokens")
+        << int(Protocol::Chat) << QByteArray(R"({"max_tokens":1001})") << "max_tokens";
+    QTest::newRow("chat max_completion_tokens")
+        << int(Protocol::Chat) << QByteArray(R"({"max_completion_tokens":5000,"max_tokens":10})")
+        << "max_completion_tokens";
+    QTest::newRow("responses max_output_tokens")
+        << int(Protocol::Responses) << QByteArray(R"({"max_output_tokens":1001})")
+        << "max_output_tokens";
+    QTest::newRow("messages max_tokens")
+        << int(Protocol::Messages) << QByteArray(R"({"max_tokens":2000000000000})") << "max_tokens";
+    QTest::newRow("beyond 64 bits")
+        << int(Protocol::Messages) << QByteArray(R"({"max_tokens":1e300})") << "max_tokens";
+}
+
+void TestLlm::bound_aboveTheModelsLimit()
+{
+    // A client's bound above what the model generates is refused naming the field, as the
+    // providers refuse it (never silently cut, never held as asked).
+    QFETCH(int, protocol);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, param);
+    const CostBound::Hold h = CostBound::text(Protocol(protocol), obj(body), 10, boundModel(1000));
+    QVERIFY(!h.ok());
+    QCOMPARE(h.status, 400);
+    QCOMPARE(h.param, param);
+    QVERIFY2(h.message.startsWith(param + u':'), qPrintable(h.message));
+    QVERIFY2(h.message.contains(QLatin1String("bound-model")), qPrintable(h.message));
+    QVERIFY2(h.message.contains(QLatin1String("max_output_tokens 1000")), qPrintable(h.message));
+}
+
+void TestLlm::bound_promptFromBytes()
+{
+    // One token a byte of the body sent upstream, plus the template's allowance.
+    const CostBound::Hold h =
+        CostBound::text(Protocol::Chat, obj(R"({"max_tokens":100})"), 10'000, boundModel());
+    QVERIFY(h.ok());
+    QVERIFY(!h.openPrompt);
+    QCOMPARE(h.promptTokens, 11'024LL);
+    // 11,024 x 2e9 / 1e6 + 100 x 8e9 / 1e6 = 22,048,000 + 800,000.
+    QCOMPARE(h.units, 22'848'000LL);
+    // A byte more, 2,000 units more: no rounding lost.
+    QCOMPARE(
+        CostBound::text(Protocol::Chat, obj(R"({"max_tokens":100})"), 10'001, boundModel()).units,
+        22'850'000LL);
+}
+
+void TestLlm::bound_cacheWritePrice()
+{
+    // Every prompt token may be billed at the cache-write price when that is the highest
+    // (vendorA-opus-4-8: 15 input, 75 output, 1.50 cache read, 18.75 cache write per 1M).
+    ModelEntry m = boundModel(128'000);
+    m.price = price(15'000'000'000, 75'000'000'000, 1'500'000'000, 18'750'000'000);
+    const QJsonObject body = obj(R"({"max_tokens":10})");
+    // 976 bytes + 1024 = 2,000 prompt tokens: 2,000 x 18.75e9 / 1e6 + 10 x 75e9 / 1e6.
+    QCOMPARE(CostBound::text(Protocol::Messages, body, 976, m).units, 37'500'000 + 750'000);
+    m.price.cacheWrite = 0; // no cache writes: the input price
+    QCOMPARE(CostBound::text(Protocol::Messages, body, 976, m).units, 30'000'000 + 750'000);
+    m.price.cacheRead = 20'000'000'000; // a cache-read price above the input price counts too
+    QCOMPARE(CostBound::text(Protocol::Messages, body, 976, m).units, 40'000'000 + 750'000);
+}
+
+void TestLlm::bound_openPrompt_data()
+{
+    QTest::addColumn<int>("protocol");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<bool>("open");
+    const int chat = int(Protocol::Chat), responses = int(Protocol::Responses),
+              messages = int(Protocol::Messages);
+    QTest::newRow("chat text") << chat
+                               << QByteArray(R"({"messages":[{"role":"user","content":"hi"}]})")
+                               << false;
+    QTest::newRow("chat text parts")
+        << chat
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]})")
+        << false;
+    QTest::newRow("chat image_url")
+        << chat
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"image_url",)"
+                      R"("image_url":{"url":"https://x.example/a.png"}}]}]})")
+        << true;
+    QTest::newRow("chat input_audio")
+        << chat
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"input_audio",)"
+                      R"("input_audio":{"data":"AAAA","format":"wav"}}]}]})")
+        << true;
+    QTest::newRow("chat file") << chat
+                               << QByteArray(R"({"messages":[{"role":"user","content":[{"type":)"
+                                             R"("file","file":{"file_id":"file-1"}}]}]})")
+                               << true;
+    QTest::newRow("chat tool calls and results")
+        << chat
+        << QByteArray(R"({"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":)"
+                      R"("c","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+                      R"({"role":"tool","tool_call_id":"c","content":"x"}],"tools":[{"type":)"
+                      R"("function","function":{"name":"f","parameters":{"type":"object"}}}]})")
+        << false;
+    QTest::newRow("chat provider tool")
+        << chat << QByteArray(R"({"messages":[],"tools":[{"type":"web_search"}]})") << true;
+    QTest::newRow("chat web search")
+        << chat << QByteArray(R"({"messages":[],"web_search_options":{}})") << true;
+    QTest::newRow("responses string") << responses << QByteArray(R"({"input":"hi"})") << false;
+    QTest::newRow("responses input_text")
+        << responses
+        << QByteArray(R"({"input":[{"type":"message","role":"user","content":[{"type":)"
+                      R"("input_text","text":"hi"}]}],"instructions":"be brief"})")
+        << false;
+    QTest::newRow("responses input_image")
+        << responses
+        << QByteArray(R"({"input":[{"role":"user","content":[{"type":"input_image",)"
+                      R"("image_url":"data:image/png;base64,AAAA"}]}]})")
+        << true;
+    QTest::newRow("responses input_file")
+        << responses
+        << QByteArray(
+               R"({"input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]}]})")
+        << true;
+    QTest::newRow("responses item_reference")
+        << responses << QByteArray(R"({"input":[{"type":"item_reference","id":"msg_1"}]})") << true;
+    QTest::newRow("responses previous_response_id")
+        << responses << QByteArray(R"({"input":"hi","previous_response_id":"resp_1"})") << true;
+    QTest::newRow("responses null previous_response_id")
+        << responses << QByteArray(R"({"input":"hi","previous_response_id":null})") << false;
+    QTest::newRow("responses conversation")
+        << responses << QByteArray(R"({"input":"hi","conversation":"conv_1"})") << true;
+    QTest::newRow("responses stored prompt")
+        << responses << QByteArray(R"({"prompt":{"id":"pmpt_1"}})") << true;
+    QTest::newRow("responses file_search")
+        << responses << QByteArray(R"({"input":"hi","tools":[{"type":"file_search"}]})") << true;
+    QTest::newRow("messages text")
+        << messages << QByteArray(R"({"messages":[{"role":"user","content":"hi"}]})") << false;
+    QTest::newRow("messages image")
+        << messages
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"image","source":)"
+                      R"({"type":"base64","media_type":"image/png","data":"AAAA"}}]}]})")
+        << true;
+    QTest::newRow("messages document")
+        << messages
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"document","source":)"
+                      R"({"type":"url","url":"https://x.example/a.pdf"}}]}]})")
+        << true;
+    QTest::newRow("messages image in a tool result")
+        << messages
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"tool_result",)"
+                      R"("tool_use_id":"t","content":[{"type":"image","source":{"type":)"
+                      R"("url","url":"https://x.example/a.png"}}]}]}]})")
+        << true;
+    QTest::newRow("messages tool input says nothing")
+        << messages
+        << QByteArray(R"({"messages":[{"role":"assistant","content":[{"type":"tool_use",)"
+                      R"("id":"t","name":"n","input":{"type":"image"}}]}],"tools":[{"name":"n",)"
+                      R"("input_schema":{"type":"object"}}]})")
+        << false;
+    QTest::newRow("messages thinking and cache marks")
+        << messages
+        << QByteArray(
+               R"({"system":[{"type":"text","text":"s","cache_control":{"type":)"
+               R"("ephemeral"}}],"messages":[{"role":"assistant","content":[{"type":)"
+               R"("thinking","thinking":"t","signature":"x"},{"type":"text","text":"a"}]}]})")
+        << false;
+    QTest::newRow("messages provider tool")
+        << messages
+        << QByteArray(R"({"messages":[],"tools":[{"type":"web_search_20250305","name":"w"}]})")
+        << true;
+    QTest::newRow("messages custom tool")
+        << messages << QByteArray(R"({"messages":[],"tools":[{"type":"custom","name":"c"}]})")
+        << false;
+    QTest::newRow("messages mcp_servers")
+        << messages << QByteArray(R"({"messages":[],"mcp_servers":[{"type":"url"}]})") << true;
+    QTest::newRow("a part type not known yet")
+        << messages
+        << QByteArray(R"({"messages":[{"role":"user","content":[{"type":"hologram"}]}]})") << true;
+}
+
+void TestLlm::bound_openPrompt()
+{
+    // Media, stored state and provider tools bound the prompt by the context window (50,000
+    // here), since their tokens do not follow from the body's bytes.
+    QFETCH(int, protocol);
+    QFETCH(QByteArray, body);
+    QFETCH(bool, open);
+    const QJsonObject b = obj(body);
+    QCOMPARE(CostBound::opensPrompt(Protocol(protocol), b), open);
+    const CostBound::Hold h = CostBound::text(Protocol(protocol), b, 100, boundModel());
+    QVERIFY(h.ok());
+    QCOMPARE(h.openPrompt, open);
+    QCOMPARE(h.promptTokens, open ? 50'000LL : 1'124LL);
+    // Bytes beyond the window still count.
+    QCOMPARE(CostBound::text(Protocol(protocol), b, 60'000, boundModel()).promptTokens, 61'024LL);
+}
+
+void TestLlm::bound_overflowIsRefused()
+{
+    // Prices that make the bound exceed 64 bits are refused (402), never wrapped to a small hold.
+    const qint64 max = std::numeric_limits<qint64>::max();
+    ModelEntry m = boundModel(1'000'000'000);
+    m.price = price(max, 0, 0, 0);
+    // 1,001,024 prompt tokens x max / 1e6: just above 2^63.
+    CostBound::Hold h =
+        CostBound::text(Protocol::Messages, obj(R"({"max_tokens":1})"), 1'000'000, m);
+    QCOMPARE(h.status, 402);
+    QCOMPARE(h.units, 0LL);
+    QVERIFY2(h.message.contains(QLatin1String("bound-model")), qPrintable(h.message));
+    // Half a million bytes fit.
+    h = CostBound::text(Protocol::Messages, obj(R"({"max_tokens":1})"), 500'000, m);
+    QVERIFY(h.ok());
+    QVERIFY(h.units > max / 2);
+    // Both sides at their largest.
+    m.price = price(max, max, max, max);
+    h = CostBound::text(Protocol::Chat, obj(R"({"n":128})"), 0, m);
+    QCOMPARE(h.status, 402);
+}
+
+void TestLlm::bound_exactCost_data()
+{
+    QTest::addColumn<qint64>("prompt");
+    QTest::addColumn<qint64>("promptPrice");
+    QTest::addColumn<qint64>("output");
+    QTest::addColumn<qint64>("outputPrice");
+    QTest::addColumn<qint64>("expected"); // -1: refused
+    const qint64 max = std::numeric_limits<qint64>::max();
+    QTest::newRow("nothing") << 0LL << 5LL << 0LL << 5LL << 0LL;
+    QTest::newRow("rounds up") << 1LL << 1LL << 0LL << 0LL << 1LL;
+    QTest::newRow("one rounding of the sum") << 1LL << 400'000LL << 1LL << 600'000LL << 1LL;
+    QTest::newRow("sum just over") << 1LL << 500'000LL << 1LL << 500'001LL << 2LL;
+    QTest::newRow("exact million") << 1'000'000LL << 7LL << 0LL << 0LL << 7LL;
+    QTest::newRow("exactly the largest") << max << 1'000'000LL << 0LL << 0LL << max;
+    QTest::newRow("one unit over the largest") << max << 1'000'000LL << 1LL << 1LL << -1LL;
+    QTest::newRow("both sides at max") << max << max << max << max << -1LL;
+    QTest::newRow("negative count") << -1LL << 1LL << 0LL << 0LL << -1LL;
+    QTest::newRow("negative price") << 1LL << 1LL << 1LL << -1LL << -1LL;
+}
+
+void TestLlm::bound_exactCost()
+{
+    QFETCH(qint64, prompt);
+    QFETCH(qint64, promptPrice);
+    QFETCH(qint64, output);
+    QFETCH(qint64, outputPrice);
+    QFETCH(qint64, expected);
+    const auto units = CostBound::cost(prompt, promptPrice, output, outputPrice);
+    QCOMPARE(units.value_or(-1), expected);
+}
+
+void TestLlm::bound_chatValidatesN()
+{
+    auto problem = [](const char *n) {
+        const auto p = RequestValidation::chat(
+            obj(QByteArray(R"({"model":"m","messages":[{"role":"user","content":"x"}],"n":)") + n +
+                "}"));
+        return p ? p->param : QString();
+    };
+    QCOMPARE(problem("1"), QString());
+    QCOMPARE(problem("128"), QString());
+    QCOMPARE(problem("null"), QString());
+    QCOMPARE(problem("129"), QStringLiteral("n"));
+    QCOMPARE(problem("0"), QStringLiteral("n"));
+    QCOMPARE(problem("1.5"), QStringLiteral("n"));
+    QCOMPARE(problem("\"2\""), QStringLiteral("n"));
+}
+
+void TestLlm::bound_catalogLimits()
+{
+    // The default catalog states both limits for every model.
+    const ModelCatalog builtin = ModelCatalog::builtin();
+    for (const ModelEntry &m : builtin.models()) {
+        QVERIFY2(m.maxOutputTokens > 0, qPrintable(m.id));
+        QVERIFY2(m.contextWindow >= m.maxOutputTokens, qPrintable(m.id));
+    }
+    QCOMPARE(builtin.find("vendorA-opus-4-8")->maxOutputTokens, 128'000LL);
+    QCOMPARE(builtin.find("vendorA-haiku-4-5")->contextWindow, 200'000LL);
+
+    // A config model without them gets the defaults; the defaults and a model's own limits
+    // can be set.
+    GatewayConfig g = GatewayConfig::fromJson(obj(R"({"models":[
+        {"id":"plain","provider":"openai","endpoints":["chat.completions"]},
+        {"id":"stated","provider":"openai","endpoints":["chat.completions"],
+         "max_output_tokens":777,"context_window":9000},
+        {"id":"vendorA-haiku-4-5","provider":"anthropic","endpoints":["messages"],
+         "max_output_tokens":100}]})"));
+    ModelCatalog c = g.buildCatalog(builtin);
+    QCOMPARE(c.find("plain")->maxOutputTokens, GatewayConfig::kDefaultMaxOutputTokens);
+    QCOMPARE(c.find("plain")->contextWindow, GatewayConfig::kDefaultContextWindow);
+    QCOMPARE(c.find("stated")->maxOutputTokens, 777LL);
+    QCOMPARE(c.find("stated")->contextWindow, 9'000LL);
+    QCOMPARE(c.find("vendorA-haiku-4-5")->maxOutputTokens, 100LL); // replaced by id
+    QCOMPARE(c.find("vendorA-opus-4-8")->maxOutputTokens, 128'000LL);
+    g = GatewayConfig::fromJson(obj(R"({"default_max_output_tokens":5000,
+        "default_context_window":64000,
+        "models":[{"id":"plain","provider":"openai","endpoints":["chat.completions"]}]})"));
+    c = g.buildCatalog(builtin);
+    QCOMPARE(c.find("plain")->maxOutputTokens, 5'000LL);
+    QCOMPARE(c.find("plain")->contextWindow, 64'000LL);
+    QCOMPARE(c.find("vendorB-5.4")->maxOutputTokens, 128'000LL); // stated in the catalog
+
+    // Listed by /v1/models, auto with its target's.
+    const QJsonArray listed = c.toJson();
+    bool sawPlain = false, sawAuto = false;
+    for (const QJsonValue &v : listed) {
+        const QJsonObject o = v.toObject();
+        QVERIFY2(o.value("max_output_tokens").toInteger() > 0,
+                 qPrintable(o.value("id").toString()));
+        QVERIFY2(o.value("context_window").toInteger() > 0, qPrintable(o.value("id").toString()));
+        if (o.value("id").toString() == u"plain") {
+            sawPlain = true;
+            QCOMPARE(o.value("max_output_tokens").toInteger(), 5'000);
+        }
+        if (o.value("id").toString() == u"auto") {
+            sawAuto = true;
+            const auto target = c.find(c.autoModel());
+            QCOMPARE(o.value("max_output_tokens").toInteger(), target->maxOutputTokens);
+            QCOMPARE(o.value("resolves_to").toString(), c.autoModel());
+            QCOMPARE(o.value("endpoints").toArray(), QJsonArray{"chat.completions"});
+            QCOMPARE(o.value("owned_by").toString(), QStringLiteral("switchyard"));
+        }
+    }
+    QVERIFY(sawPlain && sawAuto);
 }
 
 // --- 4. pass-through relays ------------------------------------------------------------------
@@ -2068,6 +2481,25 @@ void TestLlm::config_errors_data()
     QTest::newRow("model without provider")
         << QByteArray(R"({"models":[{"id":"m1","endpoints":["responses"]}]})")
         << "gateway.models: model m1";
+    QTest::newRow("model max_output_tokens zero")
+        << QByteArray(R"({"models":[{"id":"m1","provider":"openai","max_output_tokens":0}]})")
+        << "model m1: max_output_tokens";
+    QTest::newRow("model max_output_tokens fraction")
+        << QByteArray(R"({"models":[{"id":"m1","provider":"openai","max_output_tokens":1.5}]})")
+        << "model m1: max_output_tokens";
+    QTest::newRow("model max_output_tokens string")
+        << QByteArray(R"({"models":[{"id":"m1","provider":"openai","max_output_tokens":"9"}]})")
+        << "model m1: max_output_tokens";
+    QTest::newRow("model max_output_tokens huge")
+        << QByteArray(R"({"models":[{"id":"m1","provider":"openai","max_output_tokens":2e9}]})")
+        << "model m1: max_output_tokens";
+    QTest::newRow("model context_window negative")
+        << QByteArray(R"({"models":[{"id":"m1","provider":"openai","context_window":-5}]})")
+        << "model m1: context_window";
+    QTest::newRow("default_max_output_tokens zero")
+        << QByteArray(R"({"default_max_output_tokens":0})") << "gateway.default_max_output_tokens";
+    QTest::newRow("default_context_window string")
+        << QByteArray(R"({"default_context_window":"big"})") << "gateway.default_context_window";
     QTest::newRow("model bad price")
         << QByteArray(R"({"models":[{"id":"m1","provider":"openai","pricing":{"input":1}}]})")
         << "pricing.input";
@@ -2143,9 +2575,12 @@ void TestLlm::config_roundTrip()
                                                          "cache_read":"0.1","cache_write":"0.2"}}},
             "extra":{"type":"catalog","base_url":"http://gw.example:8080/api/v1"}
         },
+        "default_max_output_tokens":4000,
+        "default_context_window":30000,
         "models":[{"id":"my-model","owned_by":"me","provider":"anthropic","upstream_model":"up",
                    "endpoints":["messages"],"pricing":{"input":"1","output":"2.5",
-                   "cache_read":"0.000000001","cache_write":"9"}}]
+                   "cache_read":"0.000000001","cache_write":"9"},"max_output_tokens":321,
+                   "context_window":654}]
     })J"));
     const QJsonObject json = g.toJson();
     const GatewayConfig back = GatewayConfig::fromJson(json);
@@ -2189,6 +2624,10 @@ void TestLlm::config_roundTrip()
     QCOMPARE(m.price.output, 2'500'000'000LL);
     QCOMPARE(m.price.cacheRead, 1LL);
     QCOMPARE(m.price.cacheWrite, 9'000'000'000LL);
+    QCOMPARE(m.maxOutputTokens, 321LL);
+    QCOMPARE(m.contextWindow, 654LL);
+    QCOMPARE(back.defaultMaxOutputTokens, 4'000LL);
+    QCOMPARE(back.defaultContextWindow, 30'000LL);
 }
 
 void TestLlm::config_saveTo()
@@ -2228,6 +2667,29 @@ void TestLlm::config_saveTo()
     QVERIFY(n.open(QIODevice::ReadOnly));
     const QJsonObject created = obj(n.readAll());
     QCOMPARE(created.keys(), QStringList{"gateway"});
+}
+
+void TestLlm::config_saveKeepsOtherGatewaySettings()
+{
+    // The providers panel saves the section this struct holds; settings of the section it does
+    // not hold (min_reservation, read by the family) stay, and what it holds is replaced whole.
+    QTemporaryDir dir;
+    const QString path = dir.filePath("config.json");
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"gateway":{"min_reservation":"0.5","keepalive_ms":1,"default_context_window":9,
+                    "models":[{"id":"old","provider":"openai"}]}})");
+    }
+    const GatewayConfig g = GatewayConfig::fromJson(obj(R"({"keepalive_ms":777})"));
+    QCOMPARE(g.saveTo(path), QString());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject section = obj(f.readAll()).value("gateway").toObject();
+    QCOMPARE(section.value("min_reservation").toString(), QStringLiteral("0.5"));
+    QCOMPARE(section.value("keepalive_ms").toInt(), 777);
+    QVERIFY(!section.contains("models"));
+    QVERIFY(!section.contains("default_context_window"));
 }
 
 void TestLlm::config_saveRefusesNonJson_data()
@@ -2447,6 +2909,41 @@ void TestLlm::registry_resolveGateway()
         QVERIFY2(!r.error.isEmpty(), bad);
         QVERIFY2(r.error.contains(QLatin1String(bad)), qPrintable(r.error));
     }
+}
+
+void TestLlm::registry_liveLimits()
+{
+    // A live list's limits (OpenRouter's top_provider.max_completion_tokens and context_length),
+    // else the gateway's defaults.
+    const QHash<QString, CatalogModel> models = ProviderRegistry::parseCatalog(R"J({"data":[
+      {"id":"v/stated","pricing":{"prompt":"0.000001"},"context_length":100000,
+       "top_provider":{"context_length":90000,"max_completion_tokens":8192}},
+      {"id":"v/top-only","pricing":{"prompt":"0.000001"},
+       "top_provider":{"context_length":70000,"max_completion_tokens":null}},
+      {"id":"v/bad","pricing":{"prompt":"0.000001"},"context_length":-1,
+       "top_provider":{"max_completion_tokens":"lots"}},
+      {"id":"v/none","pricing":{"prompt":"0.000001"}}]})J");
+    QCOMPARE(models.value("v/stated").maxOutputTokens, 8'192LL);
+    QCOMPARE(models.value("v/stated").contextWindow, 100'000LL);
+    QCOMPARE(models.value("v/top-only").maxOutputTokens, 0LL);
+    QCOMPARE(models.value("v/top-only").contextWindow, 70'000LL);
+    QCOMPARE(models.value("v/bad").maxOutputTokens, 0LL);
+    QCOMPARE(models.value("v/bad").contextWindow, 0LL);
+
+    GatewayConfig config = GatewayConfig::fromJson(obj(R"({"default_max_output_tokens":1234})"));
+    ProviderRegistry registry(config, QString());
+    GatewaySnapshot s = *registry.snapshot();
+    s.live.insert(QStringLiteral("openrouter"), models);
+    auto resolved = [&](const char *id) {
+        return ProviderRegistry::resolve(s, QStringLiteral("gateway/openrouter/") + id,
+                                         "chat.completions")
+            .entry;
+    };
+    QCOMPARE(resolved("v/stated").maxOutputTokens, 8'192LL);
+    QCOMPARE(resolved("v/stated").contextWindow, 100'000LL);
+    QCOMPARE(resolved("v/none").maxOutputTokens, 1'234LL);
+    QCOMPARE(resolved("v/none").contextWindow, GatewayConfig::kDefaultContextWindow);
+    QCOMPARE(resolved("v/top-only").contextWindow, 70'000LL);
 }
 
 void TestLlm::registry_rejectsBadConfig()
