@@ -51,6 +51,8 @@ public:
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
     void finishStream(const ContextPtr &ctx, const QByteArray &tail, const QByteArray &failedTail);
+    // Hands the credit gate back the context's hold; a billed request's once it has settled.
+    void releaseHold(const ContextPtr &ctx);
     // A hold whose context ended without an answer; from any thread (the context's last owner
     // may be a worker), released on the pipeline's.
     void releaseLeftHold(qint64 accountId, qint64 amount);
@@ -71,8 +73,6 @@ private:
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     // The usage record's who, when and what.
     void stampUsage(const ContextPtr &ctx, int status);
-    // Hands the credit gate back the context's hold; a billed request's once it has settled.
-    void releaseHold(const ContextPtr &ctx);
     // Tells the credit gate the balance a settlement left.
     void noteCharge(const ChargeResult &charge);
     static void appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers);

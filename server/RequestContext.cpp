@@ -111,6 +111,11 @@ void RequestContext::reserve(qint64 amount, std::function<void()> then)
     m_pipeline.reserve(shared_from_this(), amount, std::move(then));
 }
 
+void RequestContext::releaseHold()
+{
+    m_pipeline.releaseHold(shared_from_this());
+}
+
 void RequestContext::startStream(int status, HttpHeaders extra)
 {
     if (m_answered)

@@ -74,6 +74,12 @@ public:
     // (or 503 when the credit store is unavailable) and then() never runs. Keyless requests
     // (public routes) are not metered: then() runs at once.
     void reserve(qint64 amount, std::function<void()> then);
+    // The credit units this request holds in memory (the route's reservation and reserve()'s).
+    qint64 held() const { return m_reserved; }
+    // Hands that hold back now, for work whose hold has become durable: a ledger entry the
+    // credit gate already knows of (an image task's), which would otherwise count twice
+    // against the account for as long as the request waits for its answer.
+    void releaseHold();
 
     // Streaming: the head now (with X-Request-Id and rate headers), then pieces as they come.
     // finishStream() settles usage() first when it has a cost, then writes `tail` (the

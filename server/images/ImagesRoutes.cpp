@@ -160,23 +160,27 @@ void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool a
     t.owner = m_family.instance();
     t.createdMs = now();
     t.leaseUntil = t.createdMs + c.taskLeaseMs;
-    // The task's hold is durable (a ledger entry, visible to every instance) and must leave
-    // what the other requests of this instance hold in memory (CreditGate): all that is held
-    // but this request's own hold, which the durable one replaces.
-    CreditGate &gate = m_pipeline.credits();
-    const qint64 own = qMax<qint64>(0, ctx->route()->reservation) + t.held;
-    const qint64 floor = qMax<qint64>(0, gate.reserved(who.accountId) - own);
+    // The task's hold becomes durable: a ledger entry, visible to every instance. This
+    // instance's other holds were already weighed when the gate admitted the request's hold in
+    // memory, so the entry itself only must not take the balance below zero (floor 0): a
+    // floor of the holds in memory, read now, would count again the holds of tasks created
+    // meanwhile, whose entries the database has by the time this one is written, and refuse
+    // images the balance covers. It refuses what another instance spent since.
     m_family.database()->writeMoney<ChargeResult>(
-        this, [t, floor](MoneyJournal &j) { return ImageStore::insertTask(j, t, floor); },
+        this, [t](MoneyJournal &j) { return ImageStore::insertTask(j, t, 0); },
         [this, ctx, t, async, format = req.responseFormat](const DbResult<ChargeResult> &r) {
             if (!r.ok())
                 return ControlApi::storeUnavailable(ctx, r.error);
             // The gate learns the balance the hold left before the request's hold in memory
             // goes (when it answers): no request is admitted in between on the balance from
             // before the hold.
-            if (r.value.status == ChargeResult::Status::Committed && r.value.entry.id)
+            if (r.value.status == ChargeResult::Status::Committed && r.value.entry.id) {
                 m_pipeline.credits().noteBalance(r.value.entry.accountId,
                                                  r.value.entry.balanceAfter, r.value.entry.id);
+                // The durable hold stands in for the one in memory from now on: a synchronous
+                // request waiting for its images must not count them twice.
+                ctx->releaseHold();
+            }
             // Another instance sharing the database spent the balance meanwhile.
             if (r.value.status == ChargeResult::Status::Insufficient)
                 return ctx->respondError(
