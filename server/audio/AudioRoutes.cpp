@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <QFile>
 #include <QMetaObject>
 #include <QPointer>
@@ -28,8 +29,13 @@ namespace {
 constexpr double kMinSeconds = 0.1;
 constexpr double kMinReferenceSeconds = 1.0;
 constexpr double kMaxReferenceSeconds = 30.0;
-// How often a speech answer looks at what the connection has taken while bytes wait in it.
-constexpr int kTakenPollMs = 10;
+// A speech answer gives the connection more audio only while less than kUnsentWindow waits
+// unsent in the server's buffer, and looks at what the connection has taken at every write and
+// every kTakenPollMs while anything waits: what a client is billed for when it leaves is then
+// short of what its connection took by at most the window (and one chunk), never over.
+constexpr qint64 kUnsentWindow = 64 * 1024;
+constexpr qsizetype kMaxPiece = 16 * 1024; // a sentence from espeak-ng comes as one chunk
+constexpr int kTakenPollMs = 5;
 
 using Cancel = std::shared_ptr<std::atomic_bool>;
 
@@ -451,6 +457,11 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
     bool settled = false;
     bool polling = false;
     SpeechMeter meter;
+    // Made and not yet given to the connection (the flag: audio, not the WAV header); the
+    // first one from pendingFrom on.
+    std::deque<std::pair<QByteArray, bool>> pending;
+    qsizetype pendingFrom = 0;
+    qint64 audioMade = 0; // bytes of audio made so far, where the next sentence starts
     // Where the speech comes from: nullptr for the local engines, else an upstream provider
     // (the clone provider for a cloning request when one is set, else the model's).
     const AudioProvider *target = nullptr;
@@ -648,7 +659,9 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                 },
                 self->cancel.get(),
                 [self](qint64 characters) {
-                    onServer(self->home, [self, characters] { self->meter.sentence(characters); });
+                    onServer(self->home, [self, characters] {
+                        self->meter.sentence(self->audioMade, characters);
+                    });
                 });
             onServer(self->home, [self, error] { self->finish(error); });
         });
@@ -667,37 +680,49 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                 headers.append(qMakePair(QByteArray("X-Voice-Clone"), cloneHeader));
             ctx->startStream(200, headers);
             if (req.wav)
-                send(Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels), false);
+                pending.emplace_back(
+                    Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels), false);
         }
-        if (!pcm.isEmpty())
-            send(pcm, true);
+        if (!pcm.isEmpty()) {
+            pending.emplace_back(pcm, true);
+            audioMade += pcm.size();
+        }
+        pump();
     }
 
-    void send(const QByteArray &bytes, bool audio)
-    {
-        ctx->writeStream(bytes);
-        meter.wrote(bytes.size(), audio);
-        observe();
-    }
-
-    // How much the connection has taken, while it is open (after it closed, the count of
-    // unsent bytes is gone). Sampled at each write and every kTakenPollMs while bytes wait;
-    // once all audio is written and taken, the answer is billed whole and ends.
-    void observe()
+    // Gives the connection audio while little of it waits unsent, and notes what it has taken
+    // (only while it is open: after it closed, the count of unsent bytes is gone). Runs at each
+    // piece of audio and every kTakenPollMs while anything waits; once all audio has been
+    // written and taken, the answer is billed whole and ends.
+    void pump()
     {
         if (settled || !ctx->exchange()->isOpen())
             return;
-        const qint64 unsent = ctx->exchange()->unsentBytes();
+        qint64 unsent = ctx->exchange()->unsentBytes();
         meter.observe(unsent);
-        if (unsent == 0 && produced)
+        while (!pending.empty() && unsent < kUnsentWindow) {
+            const auto &[bytes, audio] = pending.front();
+            const qsizetype n = std::min(bytes.size() - pendingFrom, kMaxPiece);
+            ctx->writeStream(pendingFrom == 0 && n == bytes.size() ? bytes
+                                                                   : bytes.mid(pendingFrom, n));
+            meter.wrote(n, audio);
+            pendingFrom += n;
+            if (pendingFrom == bytes.size()) {
+                pending.pop_front();
+                pendingFrom = 0;
+            }
+            unsent = ctx->exchange()->unsentBytes();
+            meter.observe(unsent);
+        }
+        if (pending.empty() && unsent == 0 && produced)
             return settle(false);
-        if (unsent > 0 && !polling && home) {
+        if ((unsent > 0 || !pending.empty()) && !polling && home) {
             polling = true;
             // Holds the job while it waits for the client: nothing else does once the audio
-            // is written.
+            // is made.
             QTimer::singleShot(kTakenPollMs, home.data(), [self = shared_from_this()] {
                 self->polling = false;
-                self->observe();
+                self->pump();
             });
         }
     }
@@ -742,7 +767,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         if (!started) // no audio at all (text of only punctuation): an empty but valid answer
             write(QByteArray());
         produced = true;
-        observe();
+        pump();
     }
 };
 

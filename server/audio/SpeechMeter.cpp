@@ -13,9 +13,9 @@ qint64 framing(qint64 bytes)
 
 } // namespace
 
-void SpeechMeter::sentence(qint64 characters)
+void SpeechMeter::sentence(qint64 audioOffset, qint64 characters)
 {
-    m_sentences.push_back({m_audioWritten, characters});
+    m_sentences.push_back({audioOffset, characters});
 }
 
 void SpeechMeter::expect(qint64 audioBytes)

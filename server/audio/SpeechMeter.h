@@ -8,7 +8,8 @@
 // samples the exchange's unsent bytes (written but not yet taken by the connection) while the
 // connection is open; the audio taken is the audio written minus the audio inside that unsent
 // tail. Chunks go out with HTTP/1.1 chunked framing (the size in hex, CRLF, the bytes, CRLF),
-// which the count takes into account, so the figure is exact at each sample.
+// which the count takes into account, so the figure is exact at each sample; between samples
+// the connection may take what was unsent at the last one.
 //
 // The characters billed for the audio taken follow one of two rules:
 //   sentences     (the local engines, which speak sentence by sentence): every sentence of
@@ -20,8 +21,9 @@
 class SpeechMeter
 {
 public:
-    // Sentences: one of `characters` starts here (at the audio written so far).
-    void sentence(qint64 characters);
+    // Sentences: one of `characters` whose audio starts at byte `audioOffset` of the answer's
+    // audio (written or still to be written).
+    void sentence(qint64 audioOffset, qint64 characters);
     // Proportional: the whole answer will hold this many bytes of audio.
     void expect(qint64 audioBytes);
     // A chunk given to the exchange: `audio` false for bytes that are not audio (WAV header).

@@ -176,6 +176,10 @@ private:
     bool m_ended = false;
 };
 
+// What a speech answer's count of the audio taken may lag behind what the connection took
+// (server/audio/README.md, "Billing"): the 64 KiB the server lets wait unsent, and one piece.
+constexpr qint64 kTakenSlack = (64 + 16) * 1024;
+
 // One request's usage row, as stored.
 struct UsageRow
 {

@@ -123,11 +123,11 @@ private slots:
         // Sentences of 10, 20 and 5 characters with 1000, 1000 and 500 bytes of audio.
         auto meter = [](qint64 unsent) {
             SpeechMeter m;
-            m.sentence(10);
+            m.sentence(0, 10);
             m.wrote(1000, true);
-            m.sentence(20);
+            m.sentence(1000, 20);
+            m.sentence(2000, 5); // marked before its audio is written
             m.wrote(1000, true);
-            m.sentence(5);
             m.wrote(500, true);
             m.observe(unsent);
             return m.billedCharacters(35);
