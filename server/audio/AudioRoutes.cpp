@@ -8,6 +8,7 @@
 #include "ErrorEnvelope.h"
 #include "RequestContext.h"
 #include "ServiceFamily.h"
+#include "SpeechMeter.h"
 #include "SpeechRecognizer.h"
 #include "SpeechSynthesizer.h"
 #include "upstream/GuardedFetch.h"
@@ -16,16 +17,25 @@
 
 #include <atomic>
 #include <cmath>
+#include <deque>
 #include <QFile>
 #include <QMetaObject>
 #include <QPointer>
 #include <QTemporaryFile>
+#include <QTimer>
 
 namespace {
 
 constexpr double kMinSeconds = 0.1;
 constexpr double kMinReferenceSeconds = 1.0;
 constexpr double kMaxReferenceSeconds = 30.0;
+// A speech answer gives the connection more audio only while less than kUnsentWindow waits
+// unsent in the server's buffer, and looks at what the connection has taken at every write and
+// every kTakenPollMs while anything waits: what a client is billed for when it leaves is then
+// short of what its connection took by at most the window (and one chunk), never over.
+constexpr qint64 kUnsentWindow = 64 * 1024;
+constexpr qsizetype kMaxPiece = 16 * 1024; // a sentence from espeak-ng comes as one chunk
+constexpr int kTakenPollMs = 5;
 
 using Cancel = std::shared_ptr<std::atomic_bool>;
 
@@ -151,7 +161,7 @@ void attach(const std::shared_ptr<Job> &job, const ContextPtr &ctx, AudioFamily 
     std::weak_ptr<Job> weak = job;
     job->cancel = cancelOnClose(ctx, [weak] {
         if (auto self = weak.lock())
-            self->abortUpstream();
+            self->clientLeft();
     });
 }
 
@@ -164,7 +174,9 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
     // Upstream: the form to send (built on a worker) and the frames billed (the local probe's).
     QByteArray upstreamBody;
     QByteArray upstreamBoundary;
-    qint64 upstreamFrames = 0;
+    // The decoded duration in frames at 16 kHz: what is held, then billed (both engines).
+    qint64 billedFrames = 0;
+    qint64 floorHold = 0; // held before the audio is looked at
     AudioUpstream::CallPtr call;
 
     bool isUpstream() const { return req.provider->type == AudioProviderType::OpenAI; }
@@ -198,10 +210,25 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         slot = family->workers().acquire();
         if (!slot)
             return busy(ctx, family->workers());
-        if (req.fileUri.isEmpty())
-            probe();
-        else
-            fetch();
+        // Before the audio is decoded (or downloaded), the price of the shortest audio served:
+        // a balance that cannot pay for any transcription is refused before any work. The
+        // rest of the hold follows once the decoded duration is known, before the recognizer
+        // or the upstream runs.
+        floorHold = cost(framesIn(kMinSeconds, SpeechRecognizer::kRate));
+        auto self = shared_from_this();
+        ctx->reserve(floorHold, [self] {
+            if (self->cancel->load())
+                return gone(self->ctx);
+            if (self->req.fileUri.isEmpty())
+                self->probe();
+            else
+                self->fetch();
+        });
+    }
+
+    qint64 cost(qint64 frames) const
+    {
+        return AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate, req.model->price);
     }
 
     // file_uri: streamed to a temporary file through the outbound URL guard.
@@ -241,8 +268,10 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         };
     }
 
-    // On a worker: is it audio, and how long? The duration sets the reservation (and, for an
-    // upstream model, the bill). An upstream's form is built here too, off the event loop.
+    // On a worker: is it audio, and how long? The duration is measured by decoding the whole
+    // stream (never taken from the container's header, which may claim more or less than the
+    // audio holds); it sets the hold and the bill. An upstream's form is built here too, off the
+    // event loop.
     void probe()
     {
         auto self = shared_from_this();
@@ -253,13 +282,8 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
             double seconds = 0;
             QByteArray form;
             QByteArray boundary;
-            if (!decoder->open()) {
+            if (!decoder->open() || (seconds = decoder->measureDuration(self->cancel.get())) < 0)
                 error = decodeError(*decoder, QStringLiteral("file"));
-            } else {
-                seconds = decoder->statedDuration();
-                if (seconds < 0)
-                    seconds = decoder->measureDuration(self->cancel.get());
-            }
             if (!error && self->isUpstream() && seconds >= kMinSeconds) {
                 QByteArray audio;
                 if (self->req.file) {
@@ -283,24 +307,23 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
                 }
             }
             onServer(self->home, [self, error, seconds, form, boundary] {
+                if (self->cancel->load())
+                    return gone(self->ctx);
                 if (error)
                     return reply(self->ctx, *error);
                 if (seconds < kMinSeconds)
                     return reply(self->ctx, tooShort(seconds));
-                if (self->isUpstream()) {
-                    self->upstreamBody = form;
-                    self->upstreamBoundary = boundary;
-                    self->upstreamFrames = framesIn(seconds, SpeechRecognizer::kRate);
-                    self->ctx->reserve(AudioConfig::transcriptionCost(self->upstreamFrames,
-                                                                      SpeechRecognizer::kRate,
-                                                                      self->req.model->price),
-                                       [self] { self->callUpstream(); });
-                    return;
-                }
-                const qint64 frames = qint64(std::ceil(seconds * SpeechRecognizer::kRate));
-                self->ctx->reserve(AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate,
-                                                                  self->req.model->price),
-                                   [self] { self->recognize(); });
+                self->upstreamBody = form;
+                self->upstreamBoundary = boundary;
+                self->billedFrames = framesIn(seconds, SpeechRecognizer::kRate);
+                // The whole bound held (the floor is part of it) before any recognition or
+                // upstream call.
+                self->ctx->reserve(self->cost(self->billedFrames) - self->floorHold, [self] {
+                    if (self->isUpstream())
+                        self->callUpstream();
+                    else
+                        self->recognize();
+                });
             });
         });
     }
@@ -335,16 +358,21 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
                                 QStringLiteral("upstream_malformed")));
             return;
         }
-        UsageRecord &u = ctx->usage();
-        u.model = req.model->id;
-        u.audioMs = upstreamFrames * 1000 / SpeechRecognizer::kRate;
-        u.cost = AudioConfig::transcriptionCost(upstreamFrames, SpeechRecognizer::kRate,
-                                                req.model->price);
+        bill();
         ctx->respondRaw(200, AudioUpstream::transcriptContentType(req.format), a.body);
     }
 
+    // Both engines bill the decoded duration that was held.
+    void bill()
+    {
+        UsageRecord &u = ctx->usage();
+        u.model = req.model->id;
+        u.audioMs = billedFrames * 1000 / SpeechRecognizer::kRate;
+        u.cost = cost(billedFrames);
+    }
+
     // The client left while the upstream worked: stop it and close the record.
-    void abortUpstream()
+    void clientLeft()
     {
         if (!call)
             return;
@@ -409,10 +437,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         options.segments = req.segmentTimestamps;
         QByteArray type;
         const QByteArray body = TranscriptFormat::render(t, req.format, options, &type);
-        UsageRecord &u = ctx->usage();
-        u.model = req.model->id;
-        u.audioMs = frames * 1000 / SpeechRecognizer::kRate;
-        u.cost = AudioConfig::transcriptionCost(frames, SpeechRecognizer::kRate, req.model->price);
+        bill();
         ctx->respondRaw(200, type, body);
     }
 };
@@ -426,6 +451,17 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
     SpeechParams params;
     QByteArray cloneHeader; // X-Voice-Clone: approximate (local) or upstream
     bool started = false;
+    // All audio written: the charge waits for the connection to take it (or for the client to
+    // leave, which bills what it took).
+    bool produced = false;
+    bool settled = false;
+    bool polling = false;
+    SpeechMeter meter;
+    // Made and not yet given to the connection (the flag: audio, not the WAV header); the
+    // first one from pendingFrom on.
+    std::deque<std::pair<QByteArray, bool>> pending;
+    qsizetype pendingFrom = 0;
+    qint64 audioMade = 0; // bytes of audio made so far, where the next sentence starts
     // Where the speech comes from: nullptr for the local engines, else an upstream provider
     // (the clone provider for a cloning request when one is set, else the model's).
     const AudioProvider *target = nullptr;
@@ -518,9 +554,15 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         family->workers().run(slot, [self, audio] {
             auto decoder = AudioDecoder::fromBytes(audio);
             QString error;
-            if (!decoder->open()) {
+            double seconds = -1;
+            if (!decoder->open() || (seconds = decoder->measureDuration(self->cancel.get())) < 0) {
                 error = decoder->message();
             } else {
+                // What the answer will hold, for billing a client that leaves before its end
+                // by the share of it that was taken.
+                const qint64 expected =
+                    framesIn(seconds, SpeechSynthesizer::kRate) * SpeechSynthesizer::kChannels * 2;
+                onServer(self->home, [self, expected] { self->meter.expect(expected); });
                 const qint64 frames = decoder->decode(
                     SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels,
                     [self](const int16_t *samples, qsizetype n) {
@@ -539,13 +581,19 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         });
     }
 
-    void abortUpstream()
+    // The client left (or was dropped for not reading). Before the audio: the upstream call
+    // stops and nothing is billed. While the engine works, it stops at its next chunk and
+    // finish() bills what was taken; once all audio was written, that is billed here.
+    void clientLeft()
     {
-        if (!call)
+        if (call) {
+            call->abort();
+            call.reset();
+            gone(ctx);
             return;
-        call->abort();
-        call.reset();
-        gone(ctx);
+        }
+        if (produced)
+            settle(true);
     }
 
     // Voice cloning without a cloning upstream: the reference's pitch and speaking rate.
@@ -609,7 +657,12 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                     onServer(self->home, [self, pcm] { self->write(pcm); });
                     return true;
                 },
-                self->cancel.get());
+                self->cancel.get(),
+                [self](qint64 characters) {
+                    onServer(self->home, [self, characters] {
+                        self->meter.sentence(self->audioMade, characters);
+                    });
+                });
             onServer(self->home, [self, error] { self->finish(error); });
         });
     }
@@ -627,37 +680,94 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                 headers.append(qMakePair(QByteArray("X-Voice-Clone"), cloneHeader));
             ctx->startStream(200, headers);
             if (req.wav)
-                ctx->writeStream(
-                    Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels));
+                pending.emplace_back(
+                    Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels), false);
         }
-        if (!pcm.isEmpty())
-            ctx->writeStream(pcm);
+        if (!pcm.isEmpty()) {
+            pending.emplace_back(pcm, true);
+            audioMade += pcm.size();
+        }
+        pump();
+    }
+
+    // Gives the connection audio while little of it waits unsent, and notes what it has taken
+    // (only while it is open: after it closed, the count of unsent bytes is gone). Runs at each
+    // piece of audio and every kTakenPollMs while anything waits; once all audio has been
+    // written and taken, the answer is billed whole and ends.
+    void pump()
+    {
+        if (settled || !ctx->exchange()->isOpen())
+            return;
+        qint64 unsent = ctx->exchange()->unsentBytes();
+        meter.observe(unsent);
+        while (!pending.empty() && unsent < kUnsentWindow) {
+            const auto &[bytes, audio] = pending.front();
+            const qsizetype n = std::min(bytes.size() - pendingFrom, kMaxPiece);
+            ctx->writeStream(pendingFrom == 0 && n == bytes.size() ? bytes
+                                                                   : bytes.mid(pendingFrom, n));
+            meter.wrote(n, audio);
+            pendingFrom += n;
+            if (pendingFrom == bytes.size()) {
+                pending.pop_front();
+                pendingFrom = 0;
+            }
+            unsent = ctx->exchange()->unsentBytes();
+            meter.observe(unsent);
+        }
+        if (pending.empty() && unsent == 0 && produced)
+            return settle(false);
+        if ((unsent > 0 || !pending.empty()) && !polling && home) {
+            polling = true;
+            // Holds the job while it waits for the client: nothing else does once the audio
+            // is made.
+            QTimer::singleShot(kTakenPollMs, home.data(), [self = shared_from_this()] {
+                self->polling = false;
+                self->pump();
+            });
+        }
+    }
+
+    // Charges the characters whose audio the connection took (all of them for an answer taken
+    // whole) and ends the stream; the charge commits before its last bytes leave.
+    void settle(bool left)
+    {
+        if (settled)
+            return;
+        settled = true;
+        UsageRecord &u = ctx->usage();
+        u.characters = left ? meter.billedCharacters(req.characters) : req.characters;
+        u.cost = AudioConfig::speechCost(u.characters, req.model->price);
+        if (left)
+            ctx->setStreamStatus(499);
+        ctx->finishStream({});
     }
 
     void finish(const QString &error)
     {
-        UsageRecord &u = ctx->usage();
-        u.model = req.model->id;
-        if (cancel->load() || !error.isEmpty()) {
+        ctx->usage().model = req.model->id;
+        if (cancel->load()) {
+            if (!started)
+                return gone(ctx);
+            return settle(true); // billed for the audio the client took
+        }
+        if (!error.isEmpty()) {
             if (!started) {
-                if (cancel->load())
-                    return gone(ctx);
                 ctx->respondError(failStatus, QStringLiteral("%1: %2").arg(failPrefix, error),
                                   failStatus == 502 ? QStringLiteral("upstream_error") : QString());
                 return;
             }
-            // Mid-stream: nothing is charged, and the client must not take a cut answer for
-            // a whole one.
-            ctx->setStreamStatus(cancel->load() ? 499 : failStatus);
+            // Our failure mid-stream: nothing is charged, and the client must not take a cut
+            // answer for a whole one.
+            settled = true;
+            ctx->setStreamStatus(failStatus);
             ctx->exchange()->abortConnection();
             ctx->finishStream({});
             return;
         }
         if (!started) // no audio at all (text of only punctuation): an empty but valid answer
             write(QByteArray());
-        u.characters = req.characters;
-        u.cost = AudioConfig::speechCost(req.characters, req.model->price);
-        ctx->finishStream({});
+        produced = true;
+        pump();
     }
 };
 

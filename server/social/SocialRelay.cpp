@@ -2,6 +2,8 @@
 
 #include "upstream/KeyScrub.h"
 
+#include <algorithm>
+#include <bit>
 #include <QDateTime>
 
 namespace {
@@ -111,42 +113,64 @@ void SocialRelay::onData(const QByteArray &data)
         else
             m_kept.clear();
     }
-    if (!m_held.isEmpty())
-        m_ctx->writeStream(m_held);
-    m_held = data;
-    if (m_ctx->exchange()->unsentBytes() > kHighWater && m_call) {
+    if (data.isEmpty())
+        return;
+    m_ctx->writeStream(data);
+    // As the exchange frames it: the size in hex and CRLF, the bytes, CRLF.
+    const qint64 sizeLine = std::max(1, (int(std::bit_width(quint64(data.size()))) + 3) / 4) + 2;
+    if (m_bodyWire == 0) // the first chunk's size line is framing, not the answer's bytes
+        m_firstFraming = sizeLine;
+    m_bodyWire += sizeLine + data.size() + 2;
+    const qint64 unsent = m_ctx->exchange()->unsentBytes();
+    noteTaken(unsent);
+    if (unsent > kHighWater && m_call) {
         // A slow reader: stop reading the upstream until the client catches up.
         m_call->setPaused(true);
+        m_paused = true;
         m_pausedSinceMs = QDateTime::currentMSecsSinceEpoch();
-        if (!m_drain) {
-            m_drain = std::make_unique<QTimer>();
-            m_drain->setInterval(kDrainPollMs);
-            std::weak_ptr<SocialRelay> weak = shared_from_this();
-            QObject::connect(m_drain.get(), &QTimer::timeout, [weak] {
-                if (auto self = weak.lock())
-                    self->drainCheck();
-            });
-        }
-        m_drain->start();
     }
+    // Watched while paused, and until the connection has taken some of the body.
+    if (m_paused || !m_bodyTaken)
+        watch();
+}
+
+void SocialRelay::watch()
+{
+    if (!m_drain) {
+        m_drain = std::make_unique<QTimer>();
+        m_drain->setInterval(kDrainPollMs);
+        std::weak_ptr<SocialRelay> weak = shared_from_this();
+        QObject::connect(m_drain.get(), &QTimer::timeout, [weak] {
+            if (auto self = weak.lock())
+                self->drainCheck();
+        });
+    }
+    if (!m_drain->isActive())
+        m_drain->start();
 }
 
 void SocialRelay::drainCheck()
 {
-    if (m_done || !m_call) {
+    if (m_done) {
         m_drain->stop();
         return;
     }
-    if (m_ctx->exchange()->unsentBytes() <= kLowWater) {
-        m_drain->stop();
-        m_call->setPaused(false);
-        return;
+    const qint64 unsent = m_ctx->exchange()->unsentBytes();
+    noteTaken(unsent);
+    if (m_paused && m_call) {
+        if (unsent <= kLowWater) {
+            m_paused = false;
+            m_call->setPaused(false);
+        } else if (QDateTime::currentMSecsSinceEpoch() - m_pausedSinceMs >
+                   m_provider.idleTimeoutMs) {
+            // A client that stopped reading is dropped after the provider's idle time.
+            m_drain->stop();
+            m_ctx->exchange()->abortConnection(); // reaches clientLeft()
+            return;
+        }
     }
-    // A client that stopped reading is dropped after the provider's idle time.
-    if (QDateTime::currentMSecsSinceEpoch() - m_pausedSinceMs > m_provider.idleTimeoutMs) {
+    if (!(m_paused && m_call) && m_bodyTaken)
         m_drain->stop();
-        m_ctx->exchange()->abortConnection(); // reaches clientLeft()
-    }
 }
 
 void SocialRelay::onDone(UpstreamError error, const QString &message)
@@ -171,7 +195,10 @@ void SocialRelay::onDone(UpstreamError error, const QString &message)
         m_ctx->finishStream({});
         return;
     }
-    if (m_status >= 200 && m_status < 300 && m_scanner.success()) {
+    // Every byte of the answer has been written to the connection: a success is billed now,
+    // and the stream's end leaves once the charge committed, whether or not the client stays
+    // for its last bytes.
+    if (succeeded()) {
         m_ctx->usage().cost = m_request.price;
         if (m_keep) {
             const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -179,7 +206,19 @@ void SocialRelay::onDone(UpstreamError error, const QString &message)
                                    m_request.cacheTtlMs);
         }
     }
-    m_ctx->finishStream(std::exchange(m_held, {}));
+    m_ctx->finishStream({});
+}
+
+bool SocialRelay::succeeded() const
+{
+    return m_status >= 200 && m_status < 300 && m_scanner.success();
+}
+
+void SocialRelay::noteTaken(qint64 unsent)
+{
+    // Only while the connection is open: once it closed, the count of unsent bytes is gone.
+    if (!m_bodyTaken && m_ctx->exchange()->isOpen())
+        m_bodyTaken = m_bodyWire - unsent > m_firstFraming;
 }
 
 void SocialRelay::fail(int status, const QString &message)
@@ -202,6 +241,11 @@ void SocialRelay::clientLeft()
     if (m_drain)
         m_drain->stop();
     if (m_streaming) {
+        // Left before the whole answer was handed on: billed when part of a success envelope
+        // reached it (the envelope's code seen, some of the body taken by the connection),
+        // never when nothing of the body did.
+        if (m_bodyTaken && succeeded())
+            m_ctx->usage().cost = m_request.price;
         m_ctx->setStreamStatus(499);
         m_ctx->finishStream({});
     } else {

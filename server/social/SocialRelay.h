@@ -13,11 +13,14 @@
 #include <QTimer>
 
 // One social-data request relayed to the upstream and its answer relayed back byte for byte,
-// streamed: the upstream's status, Content-Type and body go to the client as they arrive,
-// with at most one piece held back (so the charge commits before the client sees the end) and
-// the upstream paused while the client has more than kHighWater unread. Billing: the price,
-// charged only when the upstream answered 2xx and its envelope's top-level code is 200 or 0
-// (EnvelopeScanner); nothing otherwise. Errors before the answer starts, in the social
+// streamed: the upstream's status, Content-Type and body go to the client as they arrive, the
+// upstream paused while the client has more than kHighWater unread, and the stream's end (its
+// last chunk) sent once the charge has committed. Billing: the price, for a success (the
+// upstream answered 2xx and its envelope's top-level code is 200 or 0, EnvelopeScanner), once
+// the whole answer has been written to the connection, whether or not the client stays for its
+// last bytes; a client that leaves before is billed when some of the body of a success reached
+// the connection (the envelope's code already seen), not when none did. Nothing is billed
+// otherwise. Errors before the answer starts, in the social
 // envelope: timeout 504 "Upstream request timed out", unreachable 503 "Failed to reach
 // upstream service" (spec 7); the upstream refusing Switchyard's key 502. A key answering 429
 // or 5xx rests and the call is made once more with another key, if there is one. After the
@@ -54,7 +57,11 @@ private:
     void onDone(UpstreamError error, const QString &message);
     void fail(int status, const QString &message);
     void clientLeft();
+    void watch(); // polls drainCheck() until stopped
     void drainCheck();
+    bool succeeded() const;
+    // Notes whether the connection has taken any of the body (unsent: the exchange's count).
+    void noteTaken(qint64 unsent);
 
     UpstreamClient *m_client = nullptr;
     KeyRotation *m_keys = nullptr;
@@ -66,11 +73,15 @@ private:
     std::shared_ptr<UpstreamCall> m_call;
     std::unique_ptr<QTimer> m_drain;
     EnvelopeScanner m_scanner;
-    QByteArray m_held; // the latest piece, written after the charge
     QByteArray m_kept; // the answer so far, for the cache (while it fits)
+    // The body's bytes as written, chunk framing included, and the first chunk's size line.
+    qint64 m_bodyWire = 0;
+    qint64 m_firstFraming = 0;
+    bool m_bodyTaken = false; // some of the body taken by the connection (not only its head)
     QByteArray m_contentType;
     bool m_keep = false;
     int m_status = 0;
+    bool m_paused = false; // the upstream, while the client has more than kHighWater unread
     qint64 m_pausedSinceMs = 0;
     bool m_streaming = false;
     bool m_done = false;

@@ -1,10 +1,11 @@
-// The audio family's pure parts: configuration, prices, transcript formats and the request
-// validation of both routes.
+// The audio family's pure parts: configuration, prices, transcript formats, the request
+// validation of both routes, and what a speech answer bills for the audio a client took.
 
 #include "AudioConfig.h"
 #include "AudioRequests.h"
 #include "AudioUpstream.h"
 #include "Money.h"
+#include "SpeechMeter.h"
 #include "TranscriptFormat.h"
 
 #include <QJsonArray>
@@ -74,6 +75,96 @@ private slots:
         QCOMPARE(AudioConfig::speechCost(1, 1), qint64(1)); // rounded up
         QCOMPARE(AudioConfig::speechCost(1000, 1), qint64(1));
         QCOMPARE(AudioConfig::speechCost(1001, 1), qint64(2));
+    }
+
+    void speechMeterCountsTakenAudio()
+    {
+        // A WAV header (not audio), then two audio chunks, framed as HTTP/1.1 chunks:
+        // "2c\r\n" + 44 + "\r\n" = 50 bytes, "3e8\r\n" + 1000 + "\r\n" = 1007 each.
+        SpeechMeter m;
+        m.wrote(44, false);
+        m.wrote(1000, true);
+        m.wrote(0, true); // no chunk is written for no bytes
+        m.wrote(1000, true);
+        QCOMPARE(m.audioWritten(), qint64(2000));
+        const qint64 all = 50 + 2 * 1007;
+        // The answer's head is still unsent too: nothing was taken.
+        m.observe(all + 100);
+        QCOMPARE(m.audioTaken(), qint64(0));
+        // The head was taken, and the WAV header: still no audio.
+        m.observe(all);
+        QCOMPARE(m.audioTaken(), qint64(0));
+        m.observe(2 * 1007);
+        QCOMPARE(m.audioTaken(), qint64(0));
+        // Unsent: the second chunk, the first one's CRLF and its last byte.
+        m.observe(1007 + 3);
+        QCOMPARE(m.audioTaken(), qint64(999));
+        // Only the CRLF: the first chunk's bytes were all taken.
+        m.observe(1007 + 2);
+        QCOMPARE(m.audioTaken(), qint64(1000));
+        // Inside the second chunk: 500 unsent are its CRLF and 498 bytes.
+        m.observe(500);
+        QCOMPARE(m.audioTaken(), qint64(1502));
+        // A later, larger figure cannot take back what was taken.
+        m.observe(1007);
+        QCOMPARE(m.audioTaken(), qint64(1502));
+        m.observe(0);
+        QCOMPARE(m.audioTaken(), qint64(2000));
+        // A chunk of 16 bytes has a two-digit size line: "10\r\n" + 16 + "\r\n" = 22.
+        m.wrote(16, true);
+        m.observe(22);
+        QCOMPARE(m.audioTaken(), qint64(2000));
+        m.observe(3);
+        QCOMPARE(m.audioTaken(), qint64(2015));
+    }
+
+    void speechMeterBillsSentences()
+    {
+        // Sentences of 10, 20 and 5 characters with 1000, 1000 and 500 bytes of audio.
+        auto meter = [](qint64 unsent) {
+            SpeechMeter m;
+            m.sentence(0, 10);
+            m.wrote(1000, true);
+            m.sentence(1000, 20);
+            m.sentence(2000, 5); // marked before its audio is written
+            m.wrote(1000, true);
+            m.wrote(500, true);
+            m.observe(unsent);
+            return m.billedCharacters(35);
+        };
+        // Wire sizes: 1007, 1007 and 507 ("1f4\r\n" + 500 + "\r\n").
+        const qint64 all = 1007 + 1007 + 507;
+        QCOMPARE(meter(all), qint64(0));      // nothing taken: nothing billed
+        QCOMPARE(meter(all - 6), qint64(10)); // the first sentence's first byte
+        // All of the first sentence, the second's size line but none of its bytes.
+        QCOMPARE(meter(507 + 1007 - 5), qint64(10));
+        QCOMPARE(meter(507 + 1007 - 6), qint64(30)); // the second sentence's first byte
+        QCOMPARE(meter(507 + 2), qint64(30));
+        QCOMPARE(meter(507 - 5), qint64(30));
+        QCOMPARE(meter(507 - 6), qint64(35));
+        QCOMPARE(meter(0), qint64(35));
+    }
+
+    void speechMeterBillsShareOfUpstreamAudio()
+    {
+        // 100 characters whose audio is expected to be 4,000 bytes: ceil(100 x taken / 4000).
+        auto meter = [](qint64 written, qint64 unsent) {
+            SpeechMeter m;
+            m.expect(4000);
+            m.wrote(44, false);
+            m.wrote(written, true);
+            m.observe(unsent);
+            return m.billedCharacters(100);
+        };
+        // "fa0\r\n" + 4000 + "\r\n" = 4007 bytes on the wire.
+        QCOMPARE(meter(4000, 4007), qint64(0));
+        QCOMPARE(meter(4000, 4001), qint64(1)); // one byte: rounded up
+        QCOMPARE(meter(4000, 3000 + 2), qint64(25));
+        QCOMPARE(meter(4000, 2999 + 2), qint64(26));
+        QCOMPARE(meter(4000, 0), qint64(100));
+        // More audio than expected (the resampler's last frames): never more than every
+        // character.
+        QCOMPARE(meter(4100, 0), qint64(100));
     }
 
     void defaultsAndModels()

@@ -1,6 +1,7 @@
 // The audio routes over HTTP on the local engines: speech streamed as WAV or PCM, transcription
 // in every format, file_uri through the outbound URL guard, the errors in the envelope, the
-// busy pool's 503, and billing exact to the unit with nothing charged on failure.
+// busy pool's 503, billing exact to the unit with nothing charged on failure, the holds taken
+// before any work, and a speech answer that a client leaves billed for the sentences it took.
 
 #include "AudioConfig.h"
 #include "AudioFamily.h"
@@ -10,19 +11,25 @@
 #include "RequestContext.h"
 #include "ServerFixture.h"
 
+#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtEndian>
 #include <QTest>
+#include <QThread>
 
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
+using AudioTest::RawClient;
+using AudioTest::rawPost;
 using AudioTest::sqliteRow;
+using AudioTest::usageRows;
 
 namespace {
 
@@ -42,6 +49,58 @@ ServerSettings settingsWith(const QJsonObject &audio)
     ServerSettings s = ServerSettings::defaults();
     s.familySections.insert("audio", audio);
     return s;
+}
+
+QByteArray speechJson(const QString &input, const QString &voice = QStringLiteral("alloy"))
+{
+    return QJsonDocument(QJsonObject{{"input", input}, {"voice", voice}})
+        .toJson(QJsonDocument::Compact);
+}
+
+// Where each sentence's audio starts in what the engine makes of `text` (the audio's length
+// is the same on every run), and the characters it accounts for.
+struct SentenceAudio
+{
+    qint64 start = 0;
+    qint64 characters = 0;
+};
+QList<SentenceAudio> sentenceAudio(const QString &text)
+{
+    QList<SentenceAudio> out;
+    qint64 bytes = 0;
+    SpeechSynthesizer::synthesize(
+        *VoiceCatalog::builtin().find(QStringLiteral("alloy")), text, {},
+        [&](const QByteArray &pcm) {
+            bytes += pcm.size();
+            return true;
+        },
+        nullptr,
+        [&](qint64 characters) {
+            out.append({bytes, characters});
+        });
+    return out;
+}
+
+// The characters billed when the first `taken` bytes of audio were taken: every sentence
+// whose audio had begun.
+qint64 charactersFor(const QList<SentenceAudio> &sentences, qint64 taken)
+{
+    qint64 n = 0;
+    for (const SentenceAudio &s : sentences)
+        if (s.start < taken)
+            n += s.characters;
+    return n;
+}
+
+// The usage rows of POST /v1/audio/speech once there are `count`.
+QList<AudioTest::UsageRow> speechRows(ServerFixture &f, int count)
+{
+    QList<AudioTest::UsageRow> rows;
+    QDeadlineTimer deadline(30'000);
+    while ((rows = usageRows(f, QStringLiteral("/v1/audio/speech"))).size() < count &&
+           !deadline.hasExpired())
+        QTest::qWait(20);
+    return rows;
 }
 
 } // namespace
@@ -154,6 +213,117 @@ private slots:
         const HttpReply r = f.client().postJson("/v1/audio/speech", "{\"input\":\"hello\"}", key);
         QCOMPARE(r.status, 402);
         QCOMPARE(balance(f), qint64(1000));
+    }
+
+    void speechPartlyTakenBilledBySentence_data() { addBackendRows(); }
+    void speechPartlyTakenBilledBySentence()
+    {
+        // A client reads 4 MB of a long answer (about 150 s of speech, 29 MB), then closes:
+        // it is billed for every sentence whose audio the connection took, no more (the
+        // kernel holds a few MB for it, far from the whole), recorded as 499, and the balance
+        // moves by exactly that. Once while the engine is still speaking, once after it has
+        // finished and the answer waits for the client.
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString input = QString(kSentence + u' ').repeated(60).trimmed();
+        const QList<SentenceAudio> sentences = sentenceAudio(input);
+        QCOMPARE(sentences.size(), 60);
+        const qint64 total = input.size();
+        QSet<qint64> allowed; // what the rule can give: the characters up to a sentence
+        for (const SentenceAudio &s : sentences)
+            allowed.insert(charactersFor(sentences, s.start + 1));
+        int rows = 0;
+        for (const bool engineDone : {false, true}) {
+            const qint64 before = balance(f);
+            RawClient c(f.port());
+            QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+            const QByteArray body = c.readBody(4 << 20);
+            QCOMPARE(c.status(), 200);
+            QVERIFY(body.size() >= 4 << 20);
+            QVERIFY(body.startsWith("RIFF"));
+            if (engineDone)
+                QTest::qWait(4000); // the engine makes the rest meanwhile (a second or two)
+            c.close();
+            ++rows;
+            const auto row = speechRows(f, rows).value(rows - 1);
+            QCOMPARE(row.status, 499);
+            // The client read `heard` bytes of audio; the count may lag by kTakenSlack.
+            const qint64 heard = body.size() - 44;
+            const qint64 atLeast = charactersFor(sentences, heard - AudioTest::kTakenSlack);
+            qInfo("billed %lld of %lld characters; the client read %lld bytes of audio (%lld "
+                  "characters' worth)",
+                  row.characters, total, heard, charactersFor(sentences, heard));
+            QVERIFY2(allowed.contains(row.characters), qPrintable(QString::number(row.characters)));
+            QVERIFY2(
+                row.characters >= atLeast,
+                qPrintable(
+                    QStringLiteral("%1 billed, at least %2").arg(row.characters).arg(atLeast)));
+            QVERIFY(row.characters < total);
+            QCOMPARE(row.cost, AudioConfig::speechCost(row.characters, 5'000'000));
+            QCOMPARE(before - balance(f), row.cost);
+        }
+    }
+
+    void speechTakenWholeBilledWhole_data() { addBackendRows(); }
+    void speechTakenWholeBilledWhole()
+    {
+        // A slow reader takes the whole answer: the charge waits for it, then bills every
+        // character once, and the answer ends cleanly.
+        SY_START_SERVER(f);
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString input = QString(kSentence + u' ').repeated(14).trimmed(); // about 7 MB
+        RawClient c(f.port());
+        QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+        QByteArray body;
+        while (!c.ended() && body.size() < (64 << 20)) {
+            const qsizetype had = body.size();
+            body = c.readBody(had + (128 << 10));
+            if (body.size() == had && !c.ended())
+                break; // the connection ended without the last chunk
+            QThread::msleep(20);
+        }
+        QVERIFY(c.ended());
+        QCOMPARE(body.size() - 44, AudioTest::speak(input).size());
+        const auto row = speechRows(f, 1).value(0);
+        QCOMPARE(row.status, 200);
+        QCOMPARE(row.characters, qint64(input.size()));
+        QCOMPARE(row.cost, input.size() * 5000);
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - row.cost);
+    }
+
+    void speechNothingTakenNotBilled_data() { addBackendRows(); }
+    void speechNothingTakenNotBilled()
+    {
+        // One engine thread: a second request waits for it, and its client leaves before any
+        // of its audio exists. It is recorded (499) and not billed; the first is billed whole.
+        SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 1}}));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString first = QString(kSentence + u' ').repeated(30).trimmed(); // a second or more
+        RawClient a(f.port());
+        QVERIFY(a.send(rawPost("/v1/audio/speech", key, speechJson(first))));
+        QVERIFY(!a.readBody(1).isEmpty()); // speaking: the engine thread is taken
+        {
+            RawClient b(f.port());
+            QVERIFY(b.send(rawPost("/v1/audio/speech", key, speechJson(kSentence))));
+            QTest::qWait(100); // admitted and waiting for the engine
+        }
+        a.readBody(qint64(1) << 40);
+        QVERIFY(a.ended());
+        const auto rows = speechRows(f, 2);
+        QCOMPARE(rows.size(), 2);
+        for (const auto &row : rows) {
+            if (row.status == 200) {
+                QCOMPARE(row.cost, first.size() * 5000);
+            } else {
+                QCOMPARE(row.status, 499);
+                QCOMPARE(row.cost, qint64(0));
+                QCOMPARE(row.characters, qint64(0));
+            }
+        }
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - first.size() * 5000);
     }
 
     void voicesAndModels_data() { sqliteRow(); }
@@ -321,6 +491,69 @@ private slots:
         QVERIFY2(big.errorMessage().contains("file") && big.errorMessage().contains("26214400"),
                  qPrintable(big.errorMessage()));
         QCOMPARE(balance(f), before);
+    }
+
+    void transcriptionHolds_data() { addBackendRows(); }
+    void transcriptionHolds()
+    {
+        // Held before any work: the price of the shortest audio (0.1 s) before the upload is
+        // decoded or the file_uri fetched, then the decoded duration's price before the
+        // recognizer runs. A balance short of either is a 402 with nothing charged; a balance
+        // of exactly the duration's price is enough.
+        auto hits = std::make_shared<std::atomic_int>(0);
+        qint64 frames = 0;
+        const QByteArray wav = sentenceWav(&frames);
+        SY_START_SERVER(
+            f,
+            settingsWith(QJsonObject{
+                {"file_uri",
+                 QJsonObject{{"fetch", QJsonObject{{"allow_http", true},
+                                                   {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
+            AudioTest::serveFile(wav, hits));
+        const QByteArray key = f.createKey();
+        const qint64 floor = AudioConfig::transcriptionCost(1600, 16000, 6'000'000);
+        const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, 6'000'000);
+        QCOMPARE(floor, qint64(10'000));
+        QVERIFY(cost > 10 * floor);
+        const QByteArray url =
+            "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
+        auto upload = [&] {
+            return postForm(f, "/v1/audio/transcriptions", {{"file", wav, "a.wav"}}, key);
+        };
+        auto fetched = [&] {
+            return postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
+        };
+        auto needs = [](const HttpReply &r, qint64 units) {
+            return r.status == 402 &&
+                   r.errorMessage().contains(
+                       QStringLiteral("needs at least %1").arg(Money::formatCredits(units)));
+        };
+
+        f.grant(floor - 1);
+        HttpReply r = upload();
+        QVERIFY2(needs(r, floor), r.body.constData());
+        r = fetched();
+        QVERIFY2(needs(r, floor), r.body.constData());
+        QCOMPARE(hits->load(), 0); // refused before the download
+
+        f.grant(1); // the floor, not the audio's price
+        r = upload();
+        QVERIFY2(needs(r, cost), r.body.constData());
+        r = fetched();
+        QVERIFY2(needs(r, cost), r.body.constData());
+        QCOMPARE(hits->load(), 1); // downloaded and measured, then refused
+        QCOMPARE(balance(f), floor);
+
+        f.grant(cost - floor); // exactly the price: served, and the balance is then zero
+        r = fetched();
+        QCOMPARE(r.status, 200);
+        QCOMPARE(balance(f), qint64(0));
+        const auto rows = usageRows(f, QStringLiteral("/v1/audio/transcriptions"));
+        QCOMPARE(rows.size(), 5);
+        QCOMPARE(rows.last().cost, cost);
+        QCOMPARE(rows.last().audioMs, frames * 1000 / 16000);
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(rows.at(i).cost, qint64(0));
     }
 
     void fileUri_data() { sqliteRow(); }

@@ -1,7 +1,9 @@
 // The audio routes on upstream providers, with the fake upstream (tests/fake_upstream) as
 // OpenAI and as fish-speech: transcription in every format passed through, the request's
 // fields forwarded, speech converted to 48 kHz stereo, voice cloning upstream and locally, the
-// upstream failures mapped (and never charged), key rotation, keys never shown, exact billing.
+// upstream failures mapped (and never charged), key rotation, keys never shown, exact billing:
+// every hold taken before the upstream is called, transcription billed on the audio decoded
+// (not on what its container claims), speech left half-read billed for the share taken.
 
 #include "AudioConfig.h"
 #include "AudioHttpSupport.h"
@@ -14,7 +16,9 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtEndian>
 #include <QTest>
@@ -22,7 +26,10 @@
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
+using AudioTest::RawClient;
+using AudioTest::rawPost;
 using AudioTest::sqliteRow;
+using AudioTest::usageRows;
 
 namespace {
 
@@ -129,6 +136,40 @@ QList<QJsonObject> readLog(const QString &path)
         if (!line.trimmed().isEmpty())
             lines.append(QJsonDocument::fromJson(line).object());
     return lines;
+}
+
+qint64 upstreamRequests(const FakeUpstreamProcess &fake)
+{
+    HttpClient c(fake.port());
+    return c.get("/fake/stats").json().value("requests").toInteger();
+}
+
+// `wav` as FLAC (the ffmpeg program), its STREAMINFO then claiming `claimSeconds` of audio at
+// `rate`: a container whose header lies about its length. Empty without ffmpeg.
+QByteArray lyingFlac(const QByteArray &wav, int rate, qint64 claimSeconds)
+{
+    const QString ffmpeg = QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
+    QTemporaryDir dir;
+    QFile in(dir.filePath(QStringLiteral("in.wav")));
+    if (ffmpeg.isEmpty() || !in.open(QIODevice::WriteOnly) || in.write(wav) != wav.size())
+        return {};
+    in.close();
+    QProcess p;
+    p.start(ffmpeg, {"-hide_banner", "-loglevel", "error", "-y", "-i", in.fileName(), "-c:a",
+                     "flac", dir.filePath(QStringLiteral("out.flac"))});
+    QFile out(dir.filePath(QStringLiteral("out.flac")));
+    if (!p.waitForFinished(60000) || p.exitCode() != 0 || !out.open(QIODevice::ReadOnly))
+        return {};
+    QByteArray flac = out.readAll();
+    // "fLaC", a metadata block header, then STREAMINFO: 10 bytes, then 64 bits holding the
+    // rate (20), channels - 1 (3), bits - 1 (5) and the total samples (36).
+    if (!flac.startsWith("fLaC") || flac.size() < 26)
+        return {};
+    auto *p64 = reinterpret_cast<uchar *>(flac.data() + 18);
+    quint64 v = qFromBigEndian<quint64>(p64);
+    v = (v & ~((quint64(1) << 36) - 1)) | quint64(claimSeconds * rate);
+    qToBigEndian<quint64>(v, p64);
+    return flac;
 }
 
 bool mentionsKey(const HttpReply &r)
@@ -570,6 +611,172 @@ private slots:
         QVERIFY(refused.errorMessage().contains("audio.providers.openai.keys"));
         QVERIFY(!mentionsKey(refused));
         QCOMPARE(balance(h), Money::kUnitsPerCredit);
+    }
+
+    void speechHoldsBeforeUpstream_data() { addBackendRows(); }
+    void speechHoldsBeforeUpstream()
+    {
+        // Every upstream path holds the characters' price before the call: OpenAI's speech,
+        // fish-speech's, and cloning on fish-speech. One unit short: 402, the upstream never
+        // asked, nothing charged. Exactly the price: served, and the balance is then zero.
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.createKey();
+        const QString input = QStringLiteral("Held before the upstream call.");
+        const qint64 cost = AudioConfig::speechCost(input.size(), kTtsPrice);
+        const QByteArray prompt =
+            Wav::file(16000, 1, AudioTest::toMono16k(AudioTest::speak(kSentence)));
+        auto openai = [&] {
+            return postJson(f, {{"model", "vendorB-tts-1"}, {"input", input}, {"voice", "alloy"}},
+                            key);
+        };
+        auto fish = [&] { return postJson(f, {{"model", "fish-tts"}, {"input", input}}, key); };
+        auto clone = [&] {
+            return postForm(
+                f, "/v1/audio/speech",
+                {{"input", input.toUtf8()}, {"prompt_audio", prompt, "me.wav", "audio/wav"}}, key);
+        };
+        f.grant(cost - 1);
+        const qint64 asked = upstreamRequests(fake);
+        for (const HttpReply &r : {openai(), fish(), clone()})
+            QVERIFY2(r.status == 402, r.body.constData());
+        QCOMPARE(upstreamRequests(fake), asked);
+        QCOMPARE(balance(f), cost - 1);
+        f.grant(1);
+        for (const auto &call :
+             {std::function<HttpReply()>(openai), std::function<HttpReply()>(fish),
+              std::function<HttpReply()>(clone)}) {
+            const HttpReply r = call();
+            QVERIFY2(r.status == 200, r.body.constData());
+            QCOMPARE(balance(f), qint64(0));
+            f.grant(cost);
+        }
+        QCOMPARE(upstreamRequests(fake), asked + 3);
+    }
+
+    void transcriptionHoldsBeforeUpstream_data() { addBackendRows(); }
+    void transcriptionHoldsBeforeUpstream()
+    {
+        // The decoded duration's price is held before the upstream is called, for an upload
+        // and for a file_uri download alike.
+        qint64 frames = 0;
+        const QByteArray wav = sentenceWav(&frames);
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsWith(audioSection(fake)), AudioTest::serveFile(wav));
+        const QByteArray key = f.createKey();
+        const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, kAsrPrice);
+        const QByteArray url =
+            "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
+        auto upload = [&] {
+            return postForm(f, "/v1/audio/transcriptions",
+                            {{"model", "vendorB-asr-1"}, {"file", wav, "speech.wav"}}, key);
+        };
+        auto fetched = [&] {
+            return postForm(f, "/v1/audio/transcriptions",
+                            {{"model", "vendorB-asr-1"}, {"file_uri", url}}, key);
+        };
+        f.grant(cost - 1);
+        const qint64 asked = upstreamRequests(fake);
+        QCOMPARE(upload().status, 402);
+        QCOMPARE(fetched().status, 402);
+        QCOMPARE(upstreamRequests(fake), asked);
+        QCOMPARE(balance(f), cost - 1);
+        f.grant(1);
+        QCOMPARE(upload().status, 200);
+        QCOMPARE(balance(f), qint64(0));
+        f.grant(cost);
+        QCOMPARE(fetched().status, 200);
+        QCOMPARE(balance(f), qint64(0));
+        QCOMPARE(upstreamRequests(fake), asked + 2);
+    }
+
+    void lyingHeaderBilledOnDecodedAudio_data() { addBackendRows(); }
+    void lyingHeaderBilledOnDecodedAudio()
+    {
+        // A FLAC file whose header claims ten minutes and holds three seconds: held and billed
+        // for the three seconds it decodes to, upstream and on the local engine. The header's
+        // claim reaches the upstream (the fake reports the duration its container states), and
+        // ten minutes' price (0.06 credits) is far more than the balance.
+        qint64 frames = 0;
+        const QByteArray flac = lyingFlac(sentenceWav(&frames), 16000, 600);
+        if (flac.isEmpty())
+            QSKIP("the ffmpeg program is needed for the fixture (installer/build-deps.sh --tests)");
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.createKey();
+        const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, kAsrPrice);
+        QCOMPARE(AudioConfig::transcriptionCost(600 * 16000, 16000, kAsrPrice), qint64(60'000'000));
+        f.grant(3 * cost);
+        const HttpReply up =
+            postForm(f, "/v1/audio/transcriptions",
+                     {{"model", "vendorB-asr-1"}, {"file", flac, "speech.flac"}}, key);
+        QVERIFY2(up.status == 200, up.body.constData());
+        QVERIFY2(up.json().value("text").toString().startsWith(
+                     QStringLiteral("Fake transcript of 600.00 seconds of flac audio")),
+                 up.body.constData());
+        QCOMPARE(balance(f), 2 * cost);
+        const HttpReply local = postForm(f, "/v1/audio/transcriptions",
+                                         {{"model", "rapid"}, {"file", flac, "speech.flac"}}, key);
+        QVERIFY2(local.status == 200, local.body.constData());
+        QVERIFY2(AudioTest::wordErrorRate(kSentence, local.json().value("text").toString()) < 0.5,
+                 local.body.constData());
+        QCOMPARE(balance(f), cost);
+        const auto rows = usageRows(f, QStringLiteral("/v1/audio/transcriptions"));
+        QCOMPARE(rows.size(), 2);
+        for (const auto &row : rows) {
+            QCOMPARE(row.cost, cost);
+            QCOMPARE(row.audioMs, frames * 1000 / 16000);
+        }
+    }
+
+    void speechPartlyTakenBilledByShare_data() { addBackendRows(); }
+    void speechPartlyTakenBilledByShare()
+    {
+        // OpenAI's answer for 4,000 characters is four minutes of audio (46 MB once converted
+        // to 48 kHz stereo). A client that reads 4 MB and closes is billed ceil(characters x
+        // audio taken / audio of the whole answer): at least its 4 MB's share, not all of it.
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        SY_START_SERVER(f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.createKey();
+        f.grant(Money::kUnitsPerCredit);
+        const QString input = QString(QStringLiteral("Speak. ")).repeated(572).left(4000);
+        const HttpReply raw = direct(fake, "/v1/audio/speech", "application/json",
+                                     QJsonDocument(QJsonObject{{"model", "tts-1"},
+                                                               {"input", input},
+                                                               {"voice", "alloy"},
+                                                               {"response_format", "pcm"}})
+                                         .toJson(QJsonDocument::Compact));
+        QCOMPARE(raw.status, 200);
+        const qint64 whole = 2 * (raw.body.size() / 2) * 4; // 24 kHz mono to 48 kHz stereo
+        RawClient c(f.port());
+        QVERIFY(c.send(rawPost(
+            "/v1/audio/speech", key,
+            QJsonDocument(
+                QJsonObject{{"model", "vendorB-tts-1"}, {"input", input}, {"voice", "alloy"}})
+                .toJson(QJsonDocument::Compact))));
+        const QByteArray body = c.readBody(4 << 20);
+        QCOMPARE(c.status(), 200);
+        QVERIFY(body.size() >= 4 << 20);
+        c.close();
+        QList<AudioTest::UsageRow> rows;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (rows = usageRows(f, QStringLiteral("/v1/audio/speech"))).size() == 1, 30000);
+        const auto row = rows.first();
+        QCOMPARE(row.status, 499);
+        // The client read `heard` bytes of audio; the count may lag by kTakenSlack.
+        const qint64 heard = body.size() - 44;
+        const qint64 atLeast = (4000 * (heard - AudioTest::kTakenSlack) + whole - 1) / whole;
+        qInfo("billed %lld of 4000 characters; the client read %lld of %lld bytes of audio, so "
+              "at least %lld are due",
+              row.characters, heard, whole, atLeast);
+        QVERIFY(row.characters >= atLeast);
+        QVERIFY(row.characters < 4000);
+        QCOMPARE(row.cost, AudioConfig::speechCost(row.characters, kTtsPrice));
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - row.cost);
     }
 
     void noKey_data() { sqliteRow(); }

@@ -3,6 +3,7 @@
 #include "SpeechSynthesizer.h"
 #include "Voices.h"
 
+#include <numeric>
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QtTest>
@@ -201,6 +202,65 @@ private slots:
         qInfo("first chunk after %.0f ms of %.0f ms, %d chunks", first / 1e6, total / 1e6, chunks);
         QVERIFY(chunks >= 10); // one per sentence
         QVERIFY(first < total / 4);
+    }
+
+    void sentencesAccountForEveryCharacter()
+    {
+        using SpeechSynthesizer::sentenceCharacters;
+        // Each sentence carries the spaces before it; the last one what follows it.
+        QCOMPARE(sentenceCharacters(QStringLiteral("Hello there. How are you?")),
+                 (QList<qint64>{12, 13}));
+        QCOMPARE(sentenceCharacters(QStringLiteral("  One.\n\nTwo!?  ... ")),
+                 (QList<qint64>{6, 13}));
+        // Code points, not UTF-16 units: the emoji is one character.
+        const QString emoji = QStringLiteral("Smile \U0001F600. Again.");
+        QCOMPARE(sentenceCharacters(emoji), (QList<qint64>{8, 7}));
+        // A text without words has no sentences (and no audio).
+        QVERIFY(sentenceCharacters(QStringLiteral(" ... !")).isEmpty());
+        // Long sentences are cut; the pieces still add up to the text, however it is cut (a
+        // pair of surrogates on a cut included).
+        for (const QString &text :
+             {kLongText, QString(kLongText).remove(QLatin1Char('.')),
+              QString(400, QChar(u'x')) + QStringLiteral(" word"),
+              QString(159, QChar(u'a')) + QStringLiteral("\U0001F600\U0001F600 tail")}) {
+            const QList<qint64> parts = sentenceCharacters(text);
+            QVERIFY(parts.size() > 1);
+            QCOMPARE(std::accumulate(parts.begin(), parts.end(), qint64(0)),
+                     qint64(text.toUcs4().size()));
+        }
+    }
+
+    void sentenceCallbackComesBeforeItsAudio()
+    {
+        // The callback marks where each sentence's audio starts: once per sentence, in order,
+        // with the counts sentenceCharacters gives, each followed by audio.
+        for (const char *name : {"alloy", "es-news"}) {
+            QList<qint64> seen;
+            QList<qint64> audioAfter; // bytes of audio after each mark
+            QByteArray all;
+            const QString error = SpeechSynthesizer::synthesize(
+                *VoiceCatalog::builtin().find(name), kLongText, {},
+                [&](const QByteArray &pcm) {
+                    if (audioAfter.isEmpty())
+                        return false; // audio before the first mark
+                    audioAfter.last() += pcm.size();
+                    all += pcm;
+                    return true;
+                },
+                nullptr,
+                [&](qint64 characters) {
+                    seen.append(characters);
+                    audioAfter.append(0);
+                });
+            QVERIFY2(error.isEmpty(), qPrintable(error));
+            QCOMPARE(seen, SpeechSynthesizer::sentenceCharacters(kLongText));
+            for (qint64 bytes : audioAfter)
+                QVERIFY(bytes > 0);
+            // The marks change nothing in the audio (its length, on flite: espeak-ng's varies
+            // by tens of milliseconds from call to call once other voices have been used).
+            if (QByteArray(name) == "alloy")
+                QCOMPARE(all.size(), synthesize(name, kLongText).size());
+        }
     }
 
     void cancelStops()

@@ -3,7 +3,9 @@
 // restart with the upstream down; every error of spec section 7 with its exact body, before
 // any upstream call and unbilled; the query forwarded byte for byte with the upstream's key,
 // never the client's; the answer relayed byte for byte in its status; billing only for 2xx
-// with envelope code 200 or 0; a 20 MB answer; /openapi.json; the control API.
+// with envelope code 200 or 0, the price held before any upstream call (relay, cache hits,
+// video extraction), a client that leaves billed once some of a success reached it and never
+// when none did; a 20 MB answer; /openapi.json; the control API.
 
 #include "FakeUpstreamProcess.h"
 #include "ServerFixture.h"
@@ -91,6 +93,54 @@ qint64 upstreamRequests(FakeUpstreamProcess &fake)
     return c.get("/fake/stats").json().value("requests").toInteger();
 }
 
+// The (cost, status) of each usage row of an endpoint, once there are `count`.
+QList<QPair<qint64, int>> usageOf(ServerFixture &f, const QString &endpoint, int count)
+{
+    QList<QPair<qint64, int>> rows;
+    QDeadlineTimer deadline(15'000);
+    do {
+        rows.clear();
+        QSqlQuery q(f.store().database());
+        q.prepare("SELECT cost, status FROM usage_records WHERE endpoint = ? ORDER BY id");
+        q.addBindValue(endpoint);
+        if (q.exec())
+            while (q.next())
+                rows.append({q.value(0).toLongLong(), q.value(1).toInt()});
+        if (rows.size() >= count)
+            break;
+        QTest::qWait(20);
+    } while (!deadline.hasExpired());
+    return rows;
+}
+
+// The action the tests of a client that leaves call.
+const QString kVideoAction = QStringLiteral("/v1/social-media/data/douyin/app/v3/fetch_one_video");
+
+// Sends a GET on the client's connection without waiting for the answer.
+bool sendGet(HttpClient &c, const QByteArray &target, const QByteArray &key)
+{
+    if (!c.connectIfNeeded())
+        return false;
+    c.sendRaw("GET " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+              "\r\n\r\n");
+    return true;
+}
+
+// Sends a GET and reads until what came holds `marker` (or 10 s pass).
+QByteArray getUntil(HttpClient &c, const QByteArray &target, const QByteArray &key,
+                    const QByteArray &marker)
+{
+    if (!sendGet(c, target, key))
+        return {};
+    QByteArray seen;
+    QDeadlineTimer deadline(10'000);
+    while (!seen.contains(marker) && !deadline.hasExpired()) {
+        c.socket().waitForReadyRead(50);
+        seen += c.socket().readAll();
+    }
+    return seen;
+}
+
 } // namespace
 
 class TestSocialHttp : public QObject
@@ -107,7 +157,8 @@ private:
         QByteArray token;
     };
     using Adjust = std::function<void(ServerSettings &, const FakeUpstreamProcess &)>;
-    bool setUp(Setup &s, const QString &backend, const Adjust &adjust = {})
+    bool setUp(Setup &s, const QString &backend, const Adjust &adjust = {},
+               qint64 grant = 1000000000)
     {
         if (!startFake(s.fake))
             return false;
@@ -119,7 +170,7 @@ private:
             return false;
         s.key = s.f->createKey();
         s.token = s.f->createToken({"social:read", "social:write"});
-        s.f->grant(1000000000);
+        s.f->grant(grant);
         return waitForCatalog(*s.f, s.token, QStringLiteral("upstream"));
     }
     // Adds members to the social section.
@@ -313,6 +364,138 @@ private slots:
         // The catalog still judges paths.
         QCOMPARE(f.client().get("/v1/social-media/data/douyin/app/v3/nope", key).status, 400);
         QCOMPARE(balance(f), before);
+    }
+
+    void priceHeldBeforeUpstream_data() { addBackendRows(); }
+    void priceHeldBeforeUpstream()
+    {
+        // The price is held before the relay, a cache hit and a video extraction: one unit
+        // short, each is a 402 in the social envelope, the upstream never asked, nothing
+        // charged.
+        QFETCH(QString, backend);
+        Setup s;
+        if (!setUp(s, backend,
+                   withSocial({{"cache", QJsonObject{{"enabled", true}, {"bill_hits", true}}}}),
+                   kPrice))
+            QSKIP("no database or no catalog");
+        const QByteArray action = "/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=9";
+        const QByteArray extract = "/v1/social-media/video/extract?url=" +
+                                   QUrl::toPercentEncoding(QStringLiteral(
+                                       "https://www.douyin.com/video/7448118827402972455"));
+        // Exactly the price: the first answer is relayed (and kept), the balance is then zero.
+        QCOMPARE(s.f->client().get(action, s.key).status, 200);
+        QCOMPARE(balance(*s.f), qint64(0));
+        s.f->grant(kPrice - 1);
+        const qint64 upstream = upstreamRequests(s.fake);
+        for (const QByteArray &target :
+             {action, QByteArray(action + "&other=1"), extract,
+              QByteArray("/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=10")}) {
+            const HttpReply r = s.f->client().get(target, s.key);
+            QVERIFY2(r.status == 402, (target + " " + r.body).constData());
+            QVERIFY(r.json().value("error").toObject().contains("message"));
+            QVERIFY(r.header("x-switchyard-cache").isEmpty());
+        }
+        QCOMPARE(upstreamRequests(s.fake), upstream);
+        QCOMPARE(balance(*s.f), kPrice - 1);
+        // One unit more: the cache hit is served and billed.
+        s.f->grant(1);
+        const HttpReply hit = s.f->client().get(action, s.key);
+        QCOMPARE(hit.header("x-switchyard-cache"), QByteArray("hit"));
+        QCOMPARE(balance(*s.f), qint64(0));
+        QCOMPARE(upstreamRequests(s.fake), upstream);
+    }
+
+    void clientLeavesMidAnswer_data() { addBackendRows(); }
+    void clientLeavesMidAnswer()
+    {
+        // The answer comes in five pieces 400 ms apart; the client reads the first and leaves.
+        // A success envelope (its code seen in that piece) is billed once, recorded as 499; a
+        // failed one (code 500) is not.
+        QFETCH(QString, backend);
+        Setup s;
+        if (!setUp(s, backend))
+            QSKIP("no database or no catalog");
+        const QString &endpoint = kVideoAction;
+        const QByteArray slow =
+            endpoint.toUtf8() + "?aweme_id=1&x-fake-pieces=5&x-fake-interval-ms=400";
+        qint64 before = balance(*s.f);
+        {
+            HttpClient c = s.f->client();
+            const QByteArray seen = getUntil(c, slow, s.key, "{\"code\":200,");
+            QVERIFY2(seen.startsWith("HTTP/1.1 200"), seen.constData());
+            c.socket().abort();
+        }
+        auto rows = usageOf(*s.f, endpoint, 1);
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.at(0), qMakePair(kPrice, 499));
+        QCOMPARE(before - balance(*s.f), kPrice);
+
+        before = balance(*s.f);
+        {
+            HttpClient c = s.f->client();
+            const QByteArray seen = getUntil(c, slow + "&x-fake-code=500", s.key, "{\"code\":500,");
+            QVERIFY2(seen.startsWith("HTTP/1.1 200"), seen.constData());
+            c.socket().abort();
+        }
+        rows = usageOf(*s.f, endpoint, 2);
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows.at(1), qMakePair(qint64(0), 499));
+        QCOMPARE(balance(*s.f), before);
+    }
+
+    void clientLeavesBeforeAnswer_data() { addBackendRows(); }
+    void clientLeavesBeforeAnswer()
+    {
+        // The upstream takes two seconds to answer; the client leaves first: nothing of the
+        // answer reached it, so nothing is billed, and the upstream call is dropped.
+        QFETCH(QString, backend);
+        Setup s;
+        if (!setUp(s, backend))
+            QSKIP("no database or no catalog");
+        const QString &endpoint = kVideoAction;
+        const qint64 before = balance(*s.f);
+        {
+            HttpClient c = s.f->client();
+            QVERIFY(sendGet(c, endpoint.toUtf8() + "?aweme_id=1&x-fake-fault=slow-first-byte:2000",
+                            s.key));
+            QTest::qWait(300);
+            QCOMPARE(c.socket().bytesAvailable(), qint64(0));
+            c.socket().abort();
+        }
+        const auto rows = usageOf(*s.f, endpoint, 1);
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.at(0), qMakePair(qint64(0), 499));
+        QTest::qWait(2500); // past the upstream's answer: still nothing billed
+        QCOMPARE(balance(*s.f), before);
+        QCOMPARE(usageOf(*s.f, endpoint, 1).size(), 1);
+    }
+
+    void clientLeavesAfterHandedOn_data() { addBackendRows(); }
+    void clientLeavesAfterHandedOn()
+    {
+        // The whole answer (200 KB) has been written to the connection: billed then, before
+        // its last chunk leaves, though the client has read none of it; its leaving afterwards
+        // changes nothing. One charge, one usage row, status 200.
+        QFETCH(QString, backend);
+        Setup s;
+        if (!setUp(s, backend))
+            QSKIP("no database or no catalog");
+        const QString &endpoint = kVideoAction;
+        const qint64 before = balance(*s.f);
+        {
+            HttpClient c = s.f->client();
+            c.socket().setReadBufferSize(1); // reads (almost) nothing
+            QVERIFY(sendGet(c, endpoint.toUtf8() + "?aweme_id=1&x-fake-bytes=200000", s.key));
+            QTRY_COMPARE_WITH_TIMEOUT(before - balance(*s.f), kPrice, 10'000);
+            QVERIFY(c.socket().bytesAvailable() <= 1);
+            c.socket().abort();
+        }
+        const auto rows = usageOf(*s.f, endpoint, 1);
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.at(0), qMakePair(kPrice, 200));
+        QTest::qWait(300);
+        QCOMPARE(before - balance(*s.f), kPrice);
+        QCOMPARE(usageOf(*s.f, endpoint, 1).size(), 1);
     }
 
     void bigAnswer()

@@ -52,55 +52,97 @@ bool hasWords(const QString &s)
     return std::any_of(s.begin(), s.end(), [](QChar c) { return c.isLetterOrNumber(); });
 }
 
-void appendCut(QStringList &out, QString piece)
+// One piece of the text to synthesize: its words, and where its share of the text ends (an
+// index into the text: the piece accounts for everything after the previous piece's end).
+struct Piece
 {
-    piece = piece.trimmed();
-    while (piece.size() > kMaxChunkChars) {
+    QString text;
+    qsizetype end = 0;
+};
+
+// Appends text[from, to), trimmed, cut into pieces of at most kMaxChunkChars.
+void appendCut(QList<Piece> &out, const QString &text, qsizetype from, qsizetype to)
+{
+    auto skipSpaces = [&] {
+        while (from < to && text.at(from).isSpace())
+            ++from;
+    };
+    skipSpaces();
+    while (to > from && text.at(to - 1).isSpace())
+        --to;
+    while (to - from > kMaxChunkChars) {
         // The last pause (comma, CJK comma, colon) before the limit, else the last space.
         qsizetype cut = -1;
         for (qsizetype i = kMaxChunkChars - 1; i > kMaxChunkChars / 3 && cut < 0; --i) {
-            const char16_t u = piece.at(i).unicode();
+            const char16_t u = text.at(from + i).unicode();
             if (u == ',' || u == ':' || u == 0xFF0C || u == 0x3001 || u == 0xFF1A)
                 cut = i + 1;
         }
         for (qsizetype i = kMaxChunkChars - 1; i > kMaxChunkChars / 3 && cut < 0; --i) {
-            if (piece.at(i).isSpace())
+            if (text.at(from + i).isSpace())
                 cut = i + 1;
         }
         if (cut < 0)
             cut = kMaxChunkChars;
-        if (hasWords(piece.left(cut)))
-            out.append(piece.left(cut).trimmed());
-        piece = piece.mid(cut).trimmed();
+        const QString head = text.mid(from, cut).trimmed();
+        if (hasWords(head))
+            out.append({head, from + cut});
+        from += cut;
+        skipSpaces();
     }
-    if (hasWords(piece))
-        out.append(piece);
+    const QString rest = text.mid(from, to - from);
+    if (hasWords(rest))
+        out.append({rest, to});
 }
 
-QStringList splitSentences(const QString &text)
+QList<Piece> splitSentences(const QString &text)
 {
-    QStringList out;
-    QString current;
+    QList<Piece> out;
+    qsizetype start = 0; // of the current sentence
     for (qsizetype i = 0; i < text.size(); ++i) {
         const QChar c = text.at(i);
         if (c == QLatin1Char('\n') || c == QLatin1Char('\r')) {
-            appendCut(out, current);
-            current.clear();
+            appendCut(out, text, start, i);
+            start = i + 1;
             continue;
         }
-        current.append(c);
         if (!isTerminal(c))
             continue;
         const bool atEnd = i + 1 >= text.size();
         if (atEnd || isWide(c) || text.at(i + 1).isSpace()) {
             // Keep runs like "?!" or "..." with their sentence.
             while (i + 1 < text.size() && isTerminal(text.at(i + 1)))
-                current.append(text.at(++i));
-            appendCut(out, current);
-            current.clear();
+                ++i;
+            appendCut(out, text, start, i + 1);
+            start = i + 1;
         }
     }
-    appendCut(out, current);
+    appendCut(out, text, start, text.size());
+    return out;
+}
+
+// Unicode code points in text[from, to), as QString::toUcs4() counts them: a surrogate pair is
+// one, counted where its first half is (a piece cut between the halves cannot count it twice).
+qint64 codePoints(const QString &text, qsizetype from, qsizetype to)
+{
+    qint64 n = 0;
+    for (qsizetype i = from; i < to; ++i)
+        if (!(text.at(i).isLowSurrogate() && i > 0 && text.at(i - 1).isHighSurrogate()))
+            ++n;
+    return n;
+}
+
+// The characters each piece accounts for: from the previous piece's end to its own, the last
+// one to the end of the text.
+QList<qint64> pieceCharacters(const QString &text, const QList<Piece> &pieces)
+{
+    QList<qint64> out;
+    qsizetype from = 0;
+    for (qsizetype i = 0; i < pieces.size(); ++i) {
+        const qsizetype to = i + 1 == pieces.size() ? text.size() : pieces.at(i).end;
+        out.append(codePoints(text, from, to));
+        from = to;
+    }
     return out;
 }
 
@@ -391,9 +433,15 @@ Calibration calibrate(const VoiceSpec &voice)
 } // namespace
 
 namespace SpeechSynthesizer {
+QList<qint64> sentenceCharacters(const QString &text)
+{
+    return pieceCharacters(text, splitSentences(text));
+}
+
 QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechParams &params,
                    const std::function<bool(const QByteArray &pcm)> &sink,
-                   const std::atomic_bool *cancel)
+                   const std::atomic_bool *cancel,
+                   const std::function<void(qint64 characters)> &sentence)
 {
     Settings s;
     s.rateFactor = params.speed * voice.rate;
@@ -413,7 +461,8 @@ QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechPara
     }
     s.rateFactor = std::clamp(s.rateFactor, 0.2, 5.0);
 
-    const QStringList sentences = splitSentences(text);
+    const QList<Piece> sentences = splitSentences(text);
+    const QList<qint64> characters = sentence ? pieceCharacters(text, sentences) : QList<qint64>();
     Converter converter;
     Pcm pcm;
     const QString cancelled = QStringLiteral("cancelled");
@@ -440,7 +489,9 @@ QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechPara
     for (qsizetype i = 0; i < sentences.size(); ++i) {
         if (cancel && cancel->load())
             return cancelled;
-        const QString error = synthOne(voice, sentences.at(i), s, &stream, cancel, &pcm);
+        if (sentence)
+            sentence(characters.at(i));
+        const QString error = synthOne(voice, sentences.at(i).text, s, &stream, cancel, &pcm);
         if (convertFailed)
             return QStringLiteral("resampling failed");
         if (stopped || (cancel && cancel->load()))

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <QByteArray>
+#include <QList>
 #include <QString>
 
 // How one request wants the voice changed.
@@ -30,9 +31,20 @@ constexpr int kChannels = 2;
 // sink gets chunks of 48 kHz stereo s16le bytes; returning false stops synthesis. Returns an
 // empty string on success, else a message (unknown engine voice, engine failure; "cancelled"
 // when the sink or `cancel` stopped it).
+// The text is spoken sentence by sentence (a sentence longer than 160 characters is cut at a
+// pause); `sentence`, when given, is called before each sentence's first audio reaches the
+// sink, with the characters it accounts for (sentenceCharacters), so a caller can tell which
+// sentence each byte of audio belongs to: the audio from one call to the next.
 QString synthesize(const VoiceSpec &voice, const QString &text, const SpeechParams &params,
                    const std::function<bool(const QByteArray &pcm)> &sink,
-                   const std::atomic_bool *cancel = nullptr);
+                   const std::atomic_bool *cancel = nullptr,
+                   const std::function<void(qint64 characters)> &sentence = {});
+
+// The sentences synthesize() speaks, as the characters (Unicode code points, as
+// QString::toUcs4() counts them) each accounts for: its own, the spaces and wordless text
+// before it, and for the last one everything after it. They add up to the text's length;
+// a text without words has none.
+QList<qint64> sentenceCharacters(const QString &text);
 
 // Whether the engine voice exists in this installation (flite voice linked in, espeak-ng voice
 // data present).
