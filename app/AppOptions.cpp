@@ -1,5 +1,8 @@
 #include "AppOptions.h"
 
+#include "FileModes.h"
+
+#include <cstdio>
 #include <QDir>
 #include <QFile>
 #include <QStandardPaths>
@@ -65,13 +68,33 @@ AppOptions AppOptions::from(const QCommandLineParser &parser, bool withListen)
     return o;
 }
 
+void AppOptions::secureFiles() const
+{
+    QStringList paths{dataDir};
+    if (databaseUrl.isEmpty())
+        paths += DatabaseConfig::sqlite(sqlitePath()).sqliteFiles();
+    paths.append(effectiveConfigPath());
+    for (const QString &path : std::as_const(paths)) {
+        const QString line = FileModes::restrictToOwner(path);
+        if (!line.isEmpty())
+            std::fprintf(stderr, "switchyard: %s\n", qPrintable(line));
+    }
+}
+
+QString AppOptions::sqlitePath() const
+{
+    return QDir(dataDir).filePath(QStringLiteral("switchyard.db"));
+}
+
 DatabaseConfig AppOptions::database() const
 {
     if (!databaseUrl.isEmpty())
         return DatabaseConfig::fromUrl(databaseUrl);
-    if (!QDir().mkpath(dataDir))
-        throw std::runtime_error(("cannot create the data directory " + dataDir).toStdString());
-    return DatabaseConfig::sqlite(QDir(dataDir).filePath(QStringLiteral("switchyard.db")));
+    QString error;
+    if (!FileModes::makePrivateDirectory(dataDir, &error))
+        throw std::runtime_error(
+            QStringLiteral("cannot create the data directory: %1").arg(error).toStdString());
+    return DatabaseConfig::sqlite(sqlitePath());
 }
 
 QString AppOptions::effectiveConfigPath() const

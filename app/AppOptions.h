@@ -21,7 +21,13 @@ struct AppOptions
     static AppOptions from(const QCommandLineParser &parser, bool withListen);
     static QString defaultDataDir();
 
-    // SQLite in the data directory (created if needed) unless a database URL was given.
+    // Before anything opens them: takes the group and other permissions away from the data
+    // directory, the SQLite database and its -wal and -shm files, and the config file (--config
+    // or the one in the data directory), and prints a line on stderr for each change
+    // ("switchyard: tightened permissions of DIR/switchyard.db from 0644 to 0600") or for a file
+    // left open (another user's). Every command that opens the data directory calls it first.
+    void secureFiles() const;
+    // SQLite in the data directory (created 0700 if needed) unless a database URL was given.
     DatabaseConfig database() const;
     // The same, with the storage settings of the config file applied.
     DatabaseConfig database(const ServerSettings &settings) const;
@@ -29,4 +35,7 @@ struct AppOptions
     // to). Settings come from it when it exists, else the defaults.
     QString effectiveConfigPath() const;
     ServerSettings settings() const;
+
+private:
+    QString sqlitePath() const;
 };

@@ -80,6 +80,7 @@ bool parse(Parsed &p, const QStringList &args, const QString &description, bool 
         return false;
     }
     p.options = AppOptions::from(p.parser, withListen);
+    p.options.secureFiles();
     return true;
 }
 
@@ -308,6 +309,7 @@ public:
             return false;
         }
         m_options = AppOptions::from(parser, false);
+        m_options.secureFiles();
         return true;
     }
     Store &store() override

@@ -26,6 +26,7 @@ int main(int argc, char *argv[])
 
     try {
         const AppOptions options = AppOptions::from(parser, true);
+        options.secureFiles();
         Services services(options.settings(), options.database());
         services.start();
         QString error;

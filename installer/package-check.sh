@@ -290,8 +290,8 @@ case "$sy_shell" in */nologin | */false) ;; *) fail "$SY_USER has a login shell 
 ok "system user $SY_USER (uid $sy_uid, shell $sy_shell)"
 [ -d "$DATA_DIR" ] || fail "postinst did not create $DATA_DIR"
 [ "$(stat -c %U:%G "$DATA_DIR")" = "$SY_USER:$SY_USER" ] || fail "$DATA_DIR is owned by $(stat -c %U:%G "$DATA_DIR")"
-[ "$(stat -c %a "$DATA_DIR")" = 750 ] || fail "$DATA_DIR has mode $(stat -c %a "$DATA_DIR"), expected 750"
-ok "$DATA_DIR is owned by $SY_USER, mode 750"
+[ "$(stat -c %a "$DATA_DIR")" = 700 ] || fail "$DATA_DIR has mode $(stat -c %a "$DATA_DIR"), expected 700"
+ok "$DATA_DIR is owned by $SY_USER, mode 700"
 WANTS_LINK=/etc/systemd/system/multi-user.target.wants/$UNIT_NAME
 [ -L "$WANTS_LINK" ] || fail "postinst did not enable $UNIT_NAME ($WANTS_LINK is missing)"
 ok "$UNIT_NAME is enabled ($WANTS_LINK)"
@@ -329,13 +329,15 @@ fi
 
 # --- 6. the installed server, run by hand as the service user -----------------------
 
-# Like the unit: the service user, a clean environment, umask 027, cwd in the data dir.
+# Like the unit (the service user, a clean environment, cwd in the data dir), but with umask 022
+# instead of its 077: the files the server makes must be owner-only by its own doing (checked
+# after it stopped).
 # The subshell execs (env, then setpriv, then the command), so `... &` then $! is the
 # command's own PID: no wrapper process stays between (runuser would fork one).
 SETPRIV=$(command -v setpriv)
 as_service_user() (
     cd "$DATA_DIR"
-    umask 0027
+    umask 0022
     exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DATA_DIR" LANG=C.UTF-8 \
         "$SETPRIV" --reuid="$SY_USER" --regid="$SY_USER" --init-groups -- "$@"
 )
@@ -366,7 +368,7 @@ for attempt in 1 2 3; do
     # would be that wrapper shell instead of the server.
     (
         cd "$DATA_DIR"
-        umask 0027
+        umask 0022
         exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DATA_DIR" LANG=C.UTF-8 \
             "$SETPRIV" --reuid="$SY_USER" --regid="$SY_USER" --init-groups -- \
             /usr/bin/switchyard-server serve --listen "127.0.0.1:$PORT" --data-dir "$DATA_DIR"
@@ -461,6 +463,9 @@ ok "server exited cleanly on SIGTERM"
 bad=$(find "$DATA_DIR" ! -user "$SY_USER" -print)
 [ -z "$bad" ] || fail "files in $DATA_DIR not owned by $SY_USER: $bad"
 ok "everything in $DATA_DIR belongs to $SY_USER"
+bad=$(find "$DATA_DIR" -perm /077 -print)
+[ -z "$bad" ] || fail "files in $DATA_DIR open to other users: $bad"
+ok "everything in $DATA_DIR is owner-only"
 
 # --- 7. the installed window ---------------------------------------------------------
 

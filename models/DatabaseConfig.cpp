@@ -1,10 +1,28 @@
 #include "DatabaseConfig.h"
 
+#include <fcntl.h>
+#include <QFile>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <QUrl>
 #include <QUrlQuery>
+#include <unistd.h>
+
+namespace {
+
+// SQLite would create the file with 0644 less the umask, and give that mode to every -wal and
+// -shm file after it. An empty file is a valid new database.
+void createOwnerOnly(const QString &path)
+{
+    if (path.isEmpty() || path.startsWith(u':')) // ":memory:" and the like: no file
+        return;
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        ::close(fd); // when it fails, SQLite's own open says why
+}
+
+} // namespace
 
 DatabaseConfig DatabaseConfig::sqlite(const QString &filePath)
 {
@@ -41,6 +59,13 @@ QString DatabaseConfig::describe() const
         .arg(m_database);
 }
 
+QStringList DatabaseConfig::sqliteFiles() const
+{
+    if (m_kind != Kind::Sqlite)
+        return {};
+    return {m_path, m_path + QStringLiteral("-wal"), m_path + QStringLiteral("-shm")};
+}
+
 QSqlDatabase DatabaseConfig::open(const QString &purpose) const
 {
     // One named connection per thread and purpose: Qt SQL connections are thread-bound.
@@ -59,6 +84,7 @@ QSqlDatabase DatabaseConfig::open(const QString &purpose) const
     }
     QSqlDatabase db;
     if (m_kind == Kind::Sqlite) {
+        createOwnerOnly(m_path);
         db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
         db.setDatabaseName(m_path);
         db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));

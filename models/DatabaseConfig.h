@@ -2,6 +2,7 @@
 
 #include <QSqlDatabase>
 #include <QString>
+#include <QStringList>
 #include <stdexcept>
 
 class StoreError : public std::runtime_error
@@ -36,8 +37,13 @@ public:
 
     // The SQLite file (empty for PostgreSQL).
     QString sqlitePath() const { return m_path; }
+    // The SQLite file and the -wal and -shm files beside it (none for PostgreSQL).
+    QStringList sqliteFiles() const;
 
     // Opens (or reuses) this thread's connection with the given name suffix. Throws StoreError.
+    // A SQLite file that does not exist yet is created owner-only (0600) first; SQLite gives
+    // the -wal and -shm files it makes the database file's mode, so they are owner-only too,
+    // whatever the umask, also when it makes them again later.
     QSqlDatabase open(const QString &purpose) const;
     static void close(const QString &connectionName);
 

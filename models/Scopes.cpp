@@ -4,8 +4,8 @@ namespace Scopes {
 
 QStringList core()
 {
-    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite,
-            UsageRead,   TokensRead,   TokensWrite, EnvxWrite};
+    return {ApiKeysRead, ApiKeysWrite, CreditsRead, CreditsWrite, UsageRead,
+            TokensRead,  TokensWrite,  EnvxWrite,   MetricsRead};
 }
 
 } // namespace Scopes

@@ -2,8 +2,8 @@
 
 #include <QStringList>
 
-// The control-token scopes of the core (credentials, credits, usage). Service families add
-// their own (ServiceFamily::scopes); Services::scopes() is the full list a token may carry.
+// The control-token scopes of the core (credentials, credits, usage, metrics). Service families
+// add their own (ServiceFamily::scopes); Services::scopes() is the full list a token may carry.
 namespace Scopes {
 
 inline constexpr QLatin1StringView ApiKeysRead{"api_keys:read"};
@@ -14,6 +14,8 @@ inline constexpr QLatin1StringView UsageRead{"usage:read"};
 inline constexpr QLatin1StringView TokensRead{"tokens:read"};
 inline constexpr QLatin1StringView TokensWrite{"tokens:write"};
 inline constexpr QLatin1StringView EnvxWrite{"envx:write"};
+// GET /metrics when the server listens on more than loopback (and server.metrics_public is off).
+inline constexpr QLatin1StringView MetricsRead{"metrics:read"};
 
 QStringList core();
 

@@ -3,6 +3,7 @@
 #include "DatabaseService.h"
 #include "http/HttpServer.h"
 #include "Pipeline.h"
+#include "Scopes.h"
 #include "ServiceFamily.h"
 
 #include <QJsonArray>
@@ -67,8 +68,11 @@ void Server::abortRemaining()
 
 bool Server::listen(const QHostAddress &address, quint16 port, QString *error)
 {
-    if (m_http->listen(address, port))
+    if (m_http->listen(address, port)) {
+        // Before the event loop runs again: no request is read before the route is there.
+        addMetricsRoute(address);
         return true;
+    }
     if (error)
         *error = m_http->errorString();
     return false;
@@ -97,16 +101,6 @@ void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
     };
     m_pipeline->addRoute(health);
 
-    RouteSpec metrics = health;
-    metrics.pattern = QStringLiteral("/metrics");
-    metrics.handler = [this](const ContextPtr &ctx) {
-        Metrics &m = m_pipeline->metrics();
-        m.setGauge(QStringLiteral("switchyard_writer_batches_total"), double(m_db.writerBatches()));
-        ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8",
-                        m.render() + m_db.moneyCounters().render());
-    };
-    m_pipeline->addRoute(metrics);
-
     // Public model discovery: every family's models in one list, in family order.
     RouteSpec models = health;
     models.pattern = QStringLiteral("/v1/models");
@@ -119,4 +113,31 @@ void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
         ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
     };
     m_pipeline->addRoute(models);
+}
+
+void Server::addMetricsRoute(const QHostAddress &address)
+{
+    if (m_metricsRoute)
+        return;
+    m_metricsRoute = true;
+    // Counts by family and status, connections, latencies: no secret, but not for everyone
+    // who can reach a server listening beyond this machine.
+    RouteSpec metrics;
+    metrics.method = "GET";
+    metrics.pattern = QStringLiteral("/metrics");
+    metrics.family = QStringLiteral("public");
+    if (m_settings.metricsPublic || address.isLoopback()) {
+        metrics.auth = AuthMode::Public;
+    } else {
+        metrics.auth = AuthMode::ControlToken;
+        metrics.scope = Scopes::MetricsRead;
+        metrics.bucket = QStringLiteral("control");
+    }
+    metrics.handler = [this](const ContextPtr &ctx) {
+        Metrics &m = m_pipeline->metrics();
+        m.setGauge(QStringLiteral("switchyard_writer_batches_total"), double(m_db.writerBatches()));
+        ctx->respondRaw(200, "text/plain; version=0.0.4; charset=utf-8",
+                        m.render() + m_db.moneyCounters().render());
+    };
+    m_pipeline->addRoute(std::move(metrics));
 }

@@ -39,6 +39,9 @@ signals:
 
 private:
     void registerCoreRoutes(const QList<ServiceFamily *> &families);
+    // GET /metrics, once the address is known: public on loopback or with
+    // server.metrics_public, else for control tokens with the metrics:read scope.
+    void addMetricsRoute(const QHostAddress &address);
 
     DatabaseService &m_db;
     ServerSettings m_settings;
@@ -47,4 +50,5 @@ private:
     // that closing connections still finds the family objects they reach.
     QObject *m_familyObjects;
     HttpServer *m_http;
+    bool m_metricsRoute = false;
 };

@@ -82,6 +82,12 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                                      "\"full\"");
         s.sqliteFullSync = sync.toString() == u"full";
     }
+    const QJsonValue metricsPublic = server.value("metrics_public");
+    if (!metricsPublic.isUndefined()) {
+        if (!metricsPublic.isBool())
+            throw std::runtime_error("config: server.metrics_public must be true or false");
+        s.metricsPublic = metricsPublic.toBool();
+    }
     for (auto it = root.begin(); it != root.end(); ++it) {
         if (it.key() == u"server" || it.key() == u"rate_limits")
             continue;

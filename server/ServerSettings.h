@@ -48,6 +48,9 @@ struct ServerSettings
     qint64 maxStreamBuffer = 16 * 1024 * 1024;
     QHash<QString, RateTier> tiers; // "default" always present after load
     bool sqliteFullSync = false;    // server.sqlite_synchronous: "full" (else "normal")
+    // server.metrics_public: GET /metrics without a control token on any address (else only
+    // when the server listens on loopback; elsewhere it takes the metrics:read scope).
+    bool metricsPublic = false;
     QString configPath; // the file the settings came from (the window saves providers there)
     // The config file's other sections by name ("gateway", "address", ...): each service family
     // parses its own (ServiceFamily::configure); nothing here reads them.

@@ -53,7 +53,8 @@ private slots:
         QVERIFY(r.err.contains("address import"));
         // Tokens may carry every family's scopes, and only known ones.
         r = runRaw({"tokens", "create", "--help"});
-        QVERIFY(r.out.contains("providers:read") && r.out.contains("credits:read"));
+        QVERIFY(r.out.contains("providers:read") && r.out.contains("credits:read") &&
+                r.out.contains("metrics:read"));
         r = runRaw({});
         QCOMPARE(r.code, 2);
         r = runRaw({"frobnicate"});
