@@ -33,6 +33,8 @@ Server::Server(DatabaseService &db, ServerSettings settings, const QList<Service
                      double(budget.refusals));
         m.setCounter(QStringLiteral("switchyard_http_streams_dropped_total"),
                      double(budget.droppedStreams));
+        m.setCounter(QStringLiteral("switchyard_http_stalled_readers_total"),
+                     double(budget.stalledReaders));
         m.setCounter(QStringLiteral("switchyard_http_connections_refused_total"),
                      double(http->refusedConnections()));
     });

@@ -16,8 +16,11 @@
 #include "Wav.h"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <QFile>
 #include <QMetaObject>
 #include <QPointer>
@@ -30,12 +33,17 @@ constexpr double kMinSeconds = 0.1;
 constexpr double kMinReferenceSeconds = 1.0;
 constexpr double kMaxReferenceSeconds = 30.0;
 // A speech answer gives the connection more audio only while less than kUnsentWindow waits
-// unsent in the server's buffer, and looks at what the connection has taken at every write and
-// every kTakenPollMs while anything waits: what a client is billed for when it leaves is then
-// short of what its connection took by at most the window (and one chunk), never over.
+// unsent in the server's buffer, and looks at what the client's TCP has acknowledged at every
+// write and every kTakenPollMs while anything waits: what a client is billed for when it
+// leaves is then what had reached it at the last look, never more.
 constexpr qint64 kUnsentWindow = 64 * 1024;
 constexpr qsizetype kMaxPiece = 16 * 1024; // a sentence from espeak-ng comes as one chunk
 constexpr int kTakenPollMs = 5;
+// Audio the engine may make ahead of what the connection was given: past it the engine's
+// worker waits, so a slow reader slows the engine down instead of making the server hold its
+// whole answer (minutes of 48 kHz stereo are tens of megabytes, outside the HTTP edge's
+// buffer cap until written).
+constexpr qint64 kMaxAhead = 1024 * 1024;
 
 using Cancel = std::shared_ptr<std::atomic_bool>;
 
@@ -462,6 +470,31 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
     std::deque<std::pair<QByteArray, bool>> pending;
     qsizetype pendingFrom = 0;
     qint64 audioMade = 0; // bytes of audio made so far, where the next sentence starts
+    // Audio made on the worker and not yet given to the connection (kMaxAhead).
+    std::mutex aheadMutex;
+    std::condition_variable aheadFree;
+    qint64 ahead = 0;
+
+    // On the worker, before a piece of audio goes to the server thread: waits while the
+    // connection is more than kMaxAhead behind. False once the request is cancelled.
+    bool waitForRoom(qint64 bytes)
+    {
+        std::unique_lock lock(aheadMutex);
+        // Timed, so that a cancel is seen even without a wake-up.
+        while (ahead > kMaxAhead && !cancel->load())
+            aheadFree.wait_for(lock, std::chrono::milliseconds(50));
+        ahead += bytes;
+        return !cancel->load();
+    }
+    // On the server thread: audio given to the connection, or dropped.
+    void tookAhead(qint64 bytes)
+    {
+        {
+            std::lock_guard lock(aheadMutex);
+            ahead -= bytes;
+        }
+        aheadFree.notify_one();
+    }
     // Where the speech comes from: nullptr for the local engines, else an upstream provider
     // (the clone provider for a cloning request when one is set, else the model's).
     const AudioProvider *target = nullptr;
@@ -566,10 +599,10 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                 const qint64 frames = decoder->decode(
                     SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels,
                     [self](const int16_t *samples, qsizetype n) {
-                        if (self->cancel->load())
-                            return false;
                         const QByteArray pcm(reinterpret_cast<const char *>(samples),
                                              n * SpeechSynthesizer::kChannels * 2);
+                        if (!self->waitForRoom(pcm.size()))
+                            return false;
                         onServer(self->home, [self, pcm] { self->write(pcm); });
                         return true;
                     },
@@ -586,6 +619,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
     // finish() bills what was taken; once all audio was written, that is billed here.
     void clientLeft()
     {
+        aheadFree.notify_all(); // a worker waiting for room sees the cancel at once
         if (call) {
             call->abort();
             call.reset();
@@ -652,7 +686,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
             const QString error = SpeechSynthesizer::synthesize(
                 self->req.voice, self->req.input, self->params,
                 [self](const QByteArray &pcm) {
-                    if (self->cancel->load())
+                    if (!self->waitForRoom(pcm.size()))
                         return false;
                     onServer(self->home, [self, pcm] { self->write(pcm); });
                     return true;
@@ -670,7 +704,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
     void write(const QByteArray &pcm)
     {
         if (cancel->load() || (!started && ctx->isAnswered()))
-            return;
+            return tookAhead(pcm.size()); // dropped: the worker stops at its next piece
         if (!started) {
             started = true;
             HttpHeaders headers{
@@ -699,20 +733,22 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         if (settled || !ctx->exchange()->isOpen())
             return;
         qint64 unsent = ctx->exchange()->unsentBytes();
-        meter.observe(unsent);
+        meter.observe(ctx->exchange()->unackedBytes());
         while (!pending.empty() && unsent < kUnsentWindow) {
             const auto &[bytes, audio] = pending.front();
             const qsizetype n = std::min(bytes.size() - pendingFrom, kMaxPiece);
             ctx->writeStream(pendingFrom == 0 && n == bytes.size() ? bytes
                                                                    : bytes.mid(pendingFrom, n));
             meter.wrote(n, audio);
+            if (audio)
+                tookAhead(n);
             pendingFrom += n;
             if (pendingFrom == bytes.size()) {
                 pending.pop_front();
                 pendingFrom = 0;
             }
             unsent = ctx->exchange()->unsentBytes();
-            meter.observe(unsent);
+            meter.observe(ctx->exchange()->unackedBytes());
         }
         if (pending.empty() && unsent == 0 && produced)
             return settle(false);

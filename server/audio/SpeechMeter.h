@@ -5,11 +5,11 @@
 
 // What a streamed speech answer has delivered, for billing a client that leaves before its end
 // (or is dropped for not reading). The route records each chunk it writes to the exchange and
-// samples the exchange's unsent bytes (written but not yet taken by the connection) while the
-// connection is open; the audio taken is the audio written minus the audio inside that unsent
-// tail. Chunks go out with HTTP/1.1 chunked framing (the size in hex, CRLF, the bytes, CRLF),
-// which the count takes into account, so the figure is exact at each sample; between samples
-// the connection may take what was unsent at the last one.
+// samples the exchange's unacknowledged bytes (written but not yet acknowledged by the client's
+// TCP: HttpExchange::unackedBytes()) while the connection is open; the audio taken is the audio
+// written minus the audio inside that tail. Chunks go out with HTTP/1.1 chunked framing (the size
+// in hex, CRLF, the bytes, CRLF), which the count takes into account, so the figure is exact at
+// each sample; between samples the connection may take what was unsent at the last one.
 //
 // The characters billed for the audio taken follow one of two rules:
 //   sentences     (the local engines, which speak sentence by sentence): every sentence of
@@ -28,8 +28,8 @@ public:
     void expect(qint64 audioBytes);
     // A chunk given to the exchange: `audio` false for bytes that are not audio (WAV header).
     void wrote(qint64 bytes, bool audio);
-    // The exchange's unsent bytes now; only while the connection is open (once it closed, the
-    // count is gone and would read as everything taken).
+    // The exchange's unacknowledged bytes now; only while the connection is open (once it
+    // closed, the count is gone and would read as everything taken).
     void observe(qint64 unsent);
 
     qint64 audioWritten() const { return m_audioWritten; }

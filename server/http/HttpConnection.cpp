@@ -7,6 +7,10 @@
 #ifdef Q_OS_UNIX
 #include <sys/socket.h>
 #endif
+#ifdef Q_OS_LINUX
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#endif
 
 using Event = HttpRequestReader::Event;
 using State = HttpRequestReader::State;
@@ -65,6 +69,7 @@ HttpConnection::HttpConnection(qintptr descriptor, HttpHandler &handler, const H
             return;
         }
         qWarning("dropping a client that took no bytes for %d ms", m_limits.idleTimeoutMs);
+        ++m_budget.stalledReaders;
         abortNow();
     });
     m_readTimer.start(m_limits.idleTimeoutMs);
@@ -143,6 +148,19 @@ void HttpConnection::closeWhenIdle()
 qint64 HttpConnection::unsentBytes() const
 {
     return m_socket->bytesToWrite();
+}
+
+qint64 HttpConnection::unackedBytes() const
+{
+    qint64 unacked = m_socket->bytesToWrite();
+#ifdef Q_OS_LINUX
+    // SIOCOUTQ on a TCP socket: bytes written and not yet acknowledged by the peer.
+    int queued = 0;
+    if (!m_gone && m_socket->state() == QAbstractSocket::ConnectedState &&
+        ::ioctl(int(m_socket->socketDescriptor()), SIOCOUTQ, &queued) == 0 && queued > 0)
+        unacked += queued;
+#endif
+    return unacked;
 }
 
 void HttpConnection::abortNow()

@@ -46,6 +46,9 @@ public:
     void exchangeFinished(HttpExchange *exchange); // response complete
     bool isIdle() const { return !m_current; }
     qint64 unsentBytes() const;
+    // unsentBytes() plus what the kernel holds that the client has not acknowledged yet (sent
+    // or not): what has not reached the client's machine. Linux only; elsewhere unsentBytes().
+    qint64 unackedBytes() const;
     // The client's address (an IPv4 client on a dual-stack socket as IPv4).
     QHostAddress clientAddress() const { return m_peer; }
     void closeWhenIdle(); // graceful shutdown: finish the current response, then close

@@ -27,6 +27,11 @@ qint64 HttpExchange::unsentBytes() const
     return m_connection ? m_connection->unsentBytes() : 0;
 }
 
+qint64 HttpExchange::unackedBytes() const
+{
+    return m_connection ? m_connection->unackedBytes() : 0;
+}
+
 void HttpExchange::abortConnection()
 {
     if (m_connection)

@@ -23,6 +23,10 @@ public:
 
     bool isOpen() const;        // the client is still there
     qint64 unsentBytes() const; // written but not yet taken by the client (a slow reader)
+    // Written and not yet acknowledged by the client's TCP: unsentBytes() and what the kernel
+    // still holds for it. What reached the client's machine, for billing a partial answer.
+    // 0 once the connection is gone: sample it while it is open.
+    qint64 unackedBytes() const;
     // Drops the connection now, with a reset (onClosed runs).
     void abortConnection();
     bool isAnswered() const { return m_state != State::Pending; }

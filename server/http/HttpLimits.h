@@ -23,6 +23,7 @@ struct HttpBufferBudget
     qint64 held = 0;
     quint64 refusals = 0;       // requests answered 503 because taking more would pass the cap
     quint64 droppedStreams = 0; // streams dropped because their unsent bytes passed it
+    quint64 stalledReaders = 0; // clients dropped for taking no bytes for idle_timeout_ms
 
     bool allows(qint64 more) const { return more <= cap - held; }
 };

@@ -122,7 +122,7 @@ void SocialRelay::onData(const QByteArray &data)
         m_firstFraming = sizeLine;
     m_bodyWire += sizeLine + data.size() + 2;
     const qint64 unsent = m_ctx->exchange()->unsentBytes();
-    noteTaken(unsent);
+    noteTaken(m_ctx->exchange()->unackedBytes());
     if (unsent > kHighWater && m_call) {
         // A slow reader: stop reading the upstream until the client catches up.
         m_call->setPaused(true);
@@ -156,7 +156,7 @@ void SocialRelay::drainCheck()
         return;
     }
     const qint64 unsent = m_ctx->exchange()->unsentBytes();
-    noteTaken(unsent);
+    noteTaken(m_ctx->exchange()->unackedBytes());
     if (m_paused && m_call) {
         if (unsent <= kLowWater) {
             m_paused = false;

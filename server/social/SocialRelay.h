@@ -60,7 +60,8 @@ private:
     void watch(); // polls drainCheck() until stopped
     void drainCheck();
     bool succeeded() const;
-    // Notes whether the connection has taken any of the body (unsent: the exchange's count).
+    // Notes whether any of the body has reached the client (unsent: the exchange's
+    // unacknowledged bytes).
     void noteTaken(qint64 unsent);
 
     UpstreamClient *m_client = nullptr;
