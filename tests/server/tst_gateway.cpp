@@ -1167,7 +1167,16 @@ private slots:
         QVERIFY(refreshed.wait(5000));
         const auto live = registry.snapshot()->live.value(QStringLiteral("openrouter"));
         QVERIFY(!live.isEmpty());
-        const QString id = QStringLiteral("gateway/openrouter/") + live.begin()->id;
+        // A priced model, the same in every run: a hash's order changes from process to
+        // process, and a free model holds nothing.
+        QStringList priced;
+        for (const auto &m : live)
+            if (m.price.output > 0)
+                priced.append(m.id);
+        QVERIFY(!priced.isEmpty());
+        priced.sort();
+        const CatalogModel model = live.value(priced.first());
+        const QString id = QStringLiteral("gateway/openrouter/") + model.id;
         const QByteArray key = f.createKey();
         HttpReply models = f.client().get("/v1/models");
         QVERIFY(models.body.contains(id.toUtf8()));
@@ -1180,7 +1189,7 @@ private slots:
             }
         // Without max_tokens it holds those 8,192 output tokens: a unit less is a 402.
         const qint64 hold = holdOf(f, Protocol::Chat, id, chat(id, "x"));
-        QVERIFY(hold >= 8'192 * live.begin()->price.output / 1'000'000);
+        QVERIFY(hold >= 8'192 * model.price.output / 1'000'000);
         f.grant(hold - 1);
         HttpReply r = f.client().postJson("/v1/chat/completions", chat(id, "x"), key);
         QCOMPARE(r.status, 402);
@@ -1195,7 +1204,7 @@ private slots:
         QCOMPARE(records[1].cost, 0LL); // the refused one
         QCOMPARE(records[0].model, id);
         const TokenUsage u{records[0].inputTokens, records[0].outputTokens, 0, 0, true, true};
-        QCOMPARE(records[0].cost, u.cost(live.begin()->price));
+        QCOMPARE(records[0].cost, u.cost(model.price));
     }
 
     void providersControlEndpoints()
