@@ -26,7 +26,6 @@
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
-using AudioTest::RawClient;
 using AudioTest::rawPost;
 using AudioTest::sqliteRow;
 using AudioTest::usageRows;
@@ -236,8 +235,8 @@ private slots:
         int rows = 0;
         for (const bool engineDone : {false, true}) {
             const qint64 before = balance(f);
-            RawClient c(f.port());
-            QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+            RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+            QVERIFY(c.sendAll(rawPost("/v1/audio/speech", key, speechJson(input))));
             const QByteArray body = c.readBody(4 << 20);
             QCOMPARE(c.status(), 200);
             QVERIFY(body.size() >= 4 << 20);
@@ -274,8 +273,8 @@ private slots:
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
         const QString input = QString(kSentence + u' ').repeated(14).trimmed(); // about 7 MB
-        RawClient c(f.port());
-        QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+        RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(c.sendAll(rawPost("/v1/audio/speech", key, speechJson(input))));
         QByteArray body;
         while (!c.ended() && body.size() < (64 << 20)) {
             const qsizetype had = body.size();
@@ -302,12 +301,12 @@ private slots:
         const QByteArray key = f.createKey();
         f.grant(Money::kUnitsPerCredit);
         const QString first = QString(kSentence + u' ').repeated(30).trimmed(); // a second or more
-        RawClient a(f.port());
-        QVERIFY(a.send(rawPost("/v1/audio/speech", key, speechJson(first))));
+        RawClient a(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(a.sendAll(rawPost("/v1/audio/speech", key, speechJson(first))));
         QVERIFY(!a.readBody(1).isEmpty()); // speaking: the engine thread is taken
         {
-            RawClient b(f.port());
-            QVERIFY(b.send(rawPost("/v1/audio/speech", key, speechJson(kSentence))));
+            RawClient b(f.port(), AudioTest::kSmallReceiveBuffer);
+            QVERIFY(b.sendAll(rawPost("/v1/audio/speech", key, speechJson(kSentence))));
             QTest::qWait(100); // admitted and waiting for the engine
         }
         a.readBody(qint64(1) << 40);

@@ -26,7 +26,6 @@
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
-using AudioTest::RawClient;
 using AudioTest::rawPost;
 using AudioTest::sqliteRow;
 using AudioTest::usageRows;
@@ -752,8 +751,8 @@ private slots:
                                          .toJson(QJsonDocument::Compact));
         QCOMPARE(raw.status, 200);
         const qint64 whole = 2 * (raw.body.size() / 2) * 4; // 24 kHz mono to 48 kHz stereo
-        RawClient c(f.port());
-        QVERIFY(c.send(rawPost(
+        RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(c.sendAll(rawPost(
             "/v1/audio/speech", key,
             QJsonDocument(
                 QJsonObject{{"model", "vendorB-tts-1"}, {"input", input}, {"voice", "alloy"}})
