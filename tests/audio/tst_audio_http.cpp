@@ -112,8 +112,7 @@ private slots:
     void speechWav()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QStringLiteral("Hello from Switchyard. This is a test of speech.");
         const HttpReply r =
             f.client().postJson("/v1/audio/speech",
@@ -141,8 +140,7 @@ private slots:
     void speechPcmSpeedAndVoices()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto speak = [&](const QJsonObject &body) {
             return f.client().postJson("/v1/audio/speech",
                                        QJsonDocument(body).toJson(QJsonDocument::Compact), key);
@@ -168,8 +166,7 @@ private slots:
     void speechErrors()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto speak = [&](const QByteArray &body) {
             return f.client().postJson("/v1/audio/speech", body, key);
         };
@@ -223,8 +220,7 @@ private slots:
         // moves by exactly that. Once while the engine is still speaking, once after it has
         // finished and the answer waits for the client.
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QString(kSentence + u' ').repeated(60).trimmed();
         const QList<SentenceAudio> sentences = sentenceAudio(input);
         QCOMPARE(sentences.size(), 60);
@@ -270,8 +266,7 @@ private slots:
         // A slow reader takes the whole answer: the charge waits for it, then bills every
         // character once, and the answer ends cleanly.
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QString(kSentence + u' ').repeated(14).trimmed(); // about 7 MB
         RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
         QVERIFY(c.sendAll(rawPost("/v1/audio/speech", key, speechJson(input))));
@@ -298,8 +293,7 @@ private slots:
         // One engine thread: a second request waits for it, and its client leaves before any
         // of its audio exists. It is recorded (499) and not billed; the first is billed whole.
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 1}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString first = QString(kSentence + u' ').repeated(30).trimmed(); // a second or more
         RawClient a(f.port(), AudioTest::kSmallReceiveBuffer);
         QVERIFY(a.sendAll(rawPost("/v1/audio/speech", key, speechJson(first))));
@@ -362,8 +356,7 @@ private slots:
     void transcriptionFormats()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         qint64 frames = 0;
         const QByteArray wav = sentenceWav(&frames);
         const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, 6000000);
@@ -428,8 +421,7 @@ private slots:
     void transcriptionErrors()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray wav = sentenceWav();
         auto expect = [&](const HttpReply &r, int status, const QString &param,
                           const QString &code = {}) {
@@ -565,8 +557,7 @@ private slots:
             QFETCH(QString, backend);
             ServerFixture f(backend, ServerSettings::defaults(), serve);
             QVERIFY(f.ready());
-            const QByteArray key = f.createKey();
-            f.grant(Money::kUnitsPerCredit);
+            const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
             const QByteArray url =
                 "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
             const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -585,8 +576,7 @@ private slots:
                                                    {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
             serve);
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray url =
             "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
         const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -611,8 +601,7 @@ private slots:
                              {"fetch", QJsonObject{{"allow_http", true},
                                                    {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
             AudioTest::serveFile(sentenceWav()));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray url =
             "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
         const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -628,8 +617,7 @@ private slots:
     void busyPool()
     {
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // A long synthesis on flite (seconds; espeak-ng would be done in a blink) holds the
         // only worker...
         HttpClient slow = f.client();
@@ -658,8 +646,7 @@ private slots:
     void hostileMultipart()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto post = [&](const QByteArray &type, const QByteArray &body) {
             return f.client().request("POST", "/v1/audio/transcriptions",
                                       {{"Authorization", "Bearer " + key}, {"Content-Type", type}},
@@ -717,8 +704,7 @@ private slots:
     void clientLeavesCancels()
     {
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // Three minutes of speech: several seconds of recognition on one worker.
         QByteArray mono = AudioTest::toMono16k(AudioTest::speak(kSentence));
         const QByteArray silence(16000, '\0'); // half a second
@@ -768,8 +754,7 @@ private slots:
                    "\"flite\", \"engine_voice\": \"cmu_us_rms\", \"description\": \"ours\"}]}");
         file.close();
         SY_START_SERVER(f, settingsWith(QJsonObject{{"voices_file", path}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QJsonArray voices = f.client().get("/v1/audio/voices").json().value("data").toArray();
         QCOMPARE(voices.size(), 1);
         QCOMPARE(voices.at(0).toObject().value("id").toString(), QStringLiteral("house"));
