@@ -26,7 +26,6 @@
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
-using AudioTest::RawClient;
 using AudioTest::rawPost;
 using AudioTest::sqliteRow;
 using AudioTest::usageRows;
@@ -113,8 +112,7 @@ private slots:
     void speechWav()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QStringLiteral("Hello from Switchyard. This is a test of speech.");
         const HttpReply r =
             f.client().postJson("/v1/audio/speech",
@@ -142,8 +140,7 @@ private slots:
     void speechPcmSpeedAndVoices()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto speak = [&](const QJsonObject &body) {
             return f.client().postJson("/v1/audio/speech",
                                        QJsonDocument(body).toJson(QJsonDocument::Compact), key);
@@ -169,8 +166,7 @@ private slots:
     void speechErrors()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto speak = [&](const QByteArray &body) {
             return f.client().postJson("/v1/audio/speech", body, key);
         };
@@ -224,8 +220,7 @@ private slots:
         // moves by exactly that. Once while the engine is still speaking, once after it has
         // finished and the answer waits for the client.
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QString(kSentence + u' ').repeated(60).trimmed();
         const QList<SentenceAudio> sentences = sentenceAudio(input);
         QCOMPARE(sentences.size(), 60);
@@ -236,8 +231,8 @@ private slots:
         int rows = 0;
         for (const bool engineDone : {false, true}) {
             const qint64 before = balance(f);
-            RawClient c(f.port());
-            QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+            RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+            QVERIFY(c.sendAll(rawPost("/v1/audio/speech", key, speechJson(input))));
             const QByteArray body = c.readBody(4 << 20);
             QCOMPARE(c.status(), 200);
             QVERIFY(body.size() >= 4 << 20);
@@ -271,11 +266,10 @@ private slots:
         // A slow reader takes the whole answer: the charge waits for it, then bills every
         // character once, and the answer ends cleanly.
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QString(kSentence + u' ').repeated(14).trimmed(); // about 7 MB
-        RawClient c(f.port());
-        QVERIFY(c.send(rawPost("/v1/audio/speech", key, speechJson(input))));
+        RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(c.sendAll(rawPost("/v1/audio/speech", key, speechJson(input))));
         QByteArray body;
         while (!c.ended() && body.size() < (64 << 20)) {
             const qsizetype had = body.size();
@@ -299,15 +293,14 @@ private slots:
         // One engine thread: a second request waits for it, and its client leaves before any
         // of its audio exists. It is recorded (499) and not billed; the first is billed whole.
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 1}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString first = QString(kSentence + u' ').repeated(30).trimmed(); // a second or more
-        RawClient a(f.port());
-        QVERIFY(a.send(rawPost("/v1/audio/speech", key, speechJson(first))));
+        RawClient a(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(a.sendAll(rawPost("/v1/audio/speech", key, speechJson(first))));
         QVERIFY(!a.readBody(1).isEmpty()); // speaking: the engine thread is taken
         {
-            RawClient b(f.port());
-            QVERIFY(b.send(rawPost("/v1/audio/speech", key, speechJson(kSentence))));
+            RawClient b(f.port(), AudioTest::kSmallReceiveBuffer);
+            QVERIFY(b.sendAll(rawPost("/v1/audio/speech", key, speechJson(kSentence))));
             QTest::qWait(100); // admitted and waiting for the engine
         }
         a.readBody(qint64(1) << 40);
@@ -363,8 +356,7 @@ private slots:
     void transcriptionFormats()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         qint64 frames = 0;
         const QByteArray wav = sentenceWav(&frames);
         const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, 6000000);
@@ -429,8 +421,7 @@ private slots:
     void transcriptionErrors()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray wav = sentenceWav();
         auto expect = [&](const HttpReply &r, int status, const QString &param,
                           const QString &code = {}) {
@@ -566,8 +557,7 @@ private slots:
             QFETCH(QString, backend);
             ServerFixture f(backend, ServerSettings::defaults(), serve);
             QVERIFY(f.ready());
-            const QByteArray key = f.createKey();
-            f.grant(Money::kUnitsPerCredit);
+            const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
             const QByteArray url =
                 "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
             const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -586,8 +576,7 @@ private slots:
                                                    {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
             serve);
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray url =
             "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
         const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -612,8 +601,7 @@ private slots:
                              {"fetch", QJsonObject{{"allow_http", true},
                                                    {"allow_cidrs", QJsonArray{"127.0.0.0/8"}}}}}}}),
             AudioTest::serveFile(sentenceWav()));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray url =
             "http://127.0.0.1:" + QByteArray::number(f.port()) + "/test/speech.bin";
         const HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file_uri", url}}, key);
@@ -629,8 +617,7 @@ private slots:
     void busyPool()
     {
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // A long synthesis on flite (seconds; espeak-ng would be done in a blink) holds the
         // only worker...
         HttpClient slow = f.client();
@@ -659,8 +646,7 @@ private slots:
     void hostileMultipart()
     {
         SY_START_SERVER(f);
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         auto post = [&](const QByteArray &type, const QByteArray &body) {
             return f.client().request("POST", "/v1/audio/transcriptions",
                                       {{"Authorization", "Bearer " + key}, {"Content-Type", type}},
@@ -718,8 +704,7 @@ private slots:
     void clientLeavesCancels()
     {
         SY_START_SERVER(f, settingsWith(QJsonObject{{"workers", 1}, {"queue", 0}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // Three minutes of speech: several seconds of recognition on one worker.
         QByteArray mono = AudioTest::toMono16k(AudioTest::speak(kSentence));
         const QByteArray silence(16000, '\0'); // half a second
@@ -769,8 +754,7 @@ private slots:
                    "\"flite\", \"engine_voice\": \"cmu_us_rms\", \"description\": \"ours\"}]}");
         file.close();
         SY_START_SERVER(f, settingsWith(QJsonObject{{"voices_file", path}}));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QJsonArray voices = f.client().get("/v1/audio/voices").json().value("data").toArray();
         QCOMPARE(voices.size(), 1);
         QCOMPARE(voices.at(0).toObject().value("id").toString(), QStringLiteral("house"));

@@ -26,7 +26,6 @@
 using AudioTest::balance;
 using AudioTest::kBoundary;
 using AudioTest::postForm;
-using AudioTest::RawClient;
 using AudioTest::rawPost;
 using AudioTest::sqliteRow;
 using AudioTest::usageRows;
@@ -125,6 +124,25 @@ HttpReply direct(const FakeUpstreamProcess &fake, const QByteArray &path,
                      body);
 }
 
+// The fake's own speech for `input`, as Switchyard asks it of OpenAI: 24 kHz mono PCM.
+HttpReply upstreamSpeech(const FakeUpstreamProcess &fake, const QString &input)
+{
+    return direct(fake, "/v1/audio/speech", "application/json",
+                  QJsonDocument(QJsonObject{{"model", "tts-1"},
+                                            {"input", input},
+                                            {"voice", "alloy"},
+                                            {"response_format", "pcm"}})
+                      .toJson(QJsonDocument::Compact));
+}
+
+// Speech in the voice of `prompt` (a WAV reference), the form's `first` parts before the rest.
+HttpReply cloneSpeech(ServerFixture &f, const QByteArray &input, const QByteArray &prompt,
+                      const QByteArray &key, QList<AudioTest::Part> first = {})
+{
+    first += {{"input", input}, {"prompt_audio", prompt, "me.wav", "audio/wav"}};
+    return postForm(f, "/v1/audio/speech", first, key);
+}
+
 // Every line of the fake's request log, parsed.
 QList<QJsonObject> readLog(const QString &path)
 {
@@ -193,11 +211,8 @@ private slots:
     void transcriptionFormats_data() { sqliteRow(); }
     void transcriptionFormats()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         qint64 frames = 0;
         const QByteArray wav = sentenceWav(&frames);
         const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, kAsrPrice);
@@ -275,8 +290,7 @@ private slots:
         QFETCH(QString, backend);
         ServerFixture f(backend, settingsWith(audioSection(fake)), serve);
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // French (the local engine takes English only), a prompt and a temperature arrive.
         const HttpReply r = postForm(f, "/v1/audio/transcriptions",
                                      {{"model", "vendorB-asr-1"},
@@ -308,19 +322,11 @@ private slots:
     void speechConverted_data() { sqliteRow(); }
     void speechConverted()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QStringLiteral("Hello from the upstream. This is a test of speech.");
         // What the fake says for this input: 24 kHz mono.
-        const HttpReply raw = direct(fake, "/v1/audio/speech", "application/json",
-                                     QJsonDocument(QJsonObject{{"model", "tts-1"},
-                                                               {"input", input},
-                                                               {"voice", "alloy"},
-                                                               {"response_format", "pcm"}})
-                                         .toJson(QJsonDocument::Compact));
+        const HttpReply raw = upstreamSpeech(fake, input);
         QCOMPARE(raw.status, 200);
         const qint64 upstreamFrames = raw.body.size() / 2;
         QVERIFY(upstreamFrames > 24000);
@@ -374,17 +380,13 @@ private slots:
         const QString log = dir.filePath("fake.log");
         FakeUpstreamProcess fake;
         QVERIFY(fake.start({"--log", log}));
-        const QByteArray prompt =
-            Wav::file(16000, 1, AudioTest::toMono16k(AudioTest::speak(kSentence)));
+        const QByteArray prompt = sentenceWav(); // the voice to clone
         const QString input = QStringLiteral("Cloned speech, please.");
         const qint64 cost = AudioConfig::speechCost(input.size(), kTtsPrice);
         {
             SY_START_SERVER(f, settingsWith(audioSection(fake)));
-            const QByteArray key = f.createKey();
-            f.grant(Money::kUnitsPerCredit);
-            const HttpReply r = postForm(
-                f, "/v1/audio/speech",
-                {{"input", input.toUtf8()}, {"prompt_audio", prompt, "me.wav", "audio/wav"}}, key);
+            const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
+            const HttpReply r = cloneSpeech(f, input.toUtf8(), prompt, key);
             QCOMPARE(r.status, 200);
             QCOMPARE(r.header("x-voice-clone"), QByteArray("upstream"));
             const WavInfo w = wavInfo(r.body);
@@ -425,21 +427,15 @@ private slots:
         }
         {
             SY_START_SERVER(f, settingsWith(audioSection(fake, {kKey}, 20000, QString())));
-            const QByteArray key = f.createKey();
-            f.grant(Money::kUnitsPerCredit);
-            const HttpReply r = postForm(
-                f, "/v1/audio/speech",
-                {{"input", input.toUtf8()}, {"prompt_audio", prompt, "me.wav", "audio/wav"}}, key);
+            const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
+            const HttpReply r = cloneSpeech(f, input.toUtf8(), prompt, key);
             QCOMPARE(r.status, 200);
             QCOMPARE(r.header("x-voice-clone"), QByteArray("approximate"));
             QCOMPARE(balance(f), Money::kUnitsPerCredit - cost);
             // An OpenAI-compatible model cannot clone without a clone provider: a 400 naming
             // the field, not a silent plain voice.
-            const HttpReply openai = postForm(f, "/v1/audio/speech",
-                                              {{"model", "vendorB-tts-1"},
-                                               {"input", input.toUtf8()},
-                                               {"prompt_audio", prompt, "me.wav", "audio/wav"}},
-                                              key);
+            const HttpReply openai =
+                cloneSpeech(f, input.toUtf8(), prompt, key, {{"model", "vendorB-tts-1"}});
             QCOMPARE(openai.status, 400);
             QCOMPARE(openai.json().value("error").toObject().value("param").toString(),
                      QStringLiteral("prompt_audio"));
@@ -450,14 +446,10 @@ private slots:
     void faults_data() { sqliteRow(); }
     void faults()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake, {kKey}, 1500)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake, {kKey}, 1500)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray wav = sentenceWav();
-        const QByteArray prompt =
-            Wav::file(16000, 1, AudioTest::toMono16k(AudioTest::speak(kSentence)));
+        const QByteArray prompt = sentenceWav(); // the voice to clone
         struct Case
         {
             QString fault;
@@ -485,10 +477,7 @@ private slots:
                                             {"input", "Hello " + QString::fromUtf8(directive)},
                                             {"voice", "alloy"}},
                                            key);
-            const HttpReply clone = postForm(
-                f, "/v1/audio/speech",
-                {{"input", "Hello " + directive}, {"prompt_audio", prompt, "me.wav", "audio/wav"}},
-                key);
+            const HttpReply clone = cloneSpeech(f, "Hello " + directive, prompt, key);
             for (const HttpReply &r : {asr, tts, clone}) {
                 QVERIFY2(r.status == c.status,
                          qPrintable(c.fault + QStringLiteral(": ") + QString::number(r.status) +
@@ -511,11 +500,8 @@ private slots:
     void clientLeaves_data() { sqliteRow(); }
     void clientLeaves()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         // The client gives up while the upstream is still working: the upstream call is
         // dropped (the fake sees its client leave) and nothing is charged.
         HttpClient c = f.client();
@@ -525,9 +511,7 @@ private slots:
                                       {"input", "Slow [fake fault=slow-first-byte:4000]"},
                                       {"voice", "alloy"}})
                 .toJson(QJsonDocument::Compact);
-        c.sendRaw("POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
-                  "\r\nContent-Type: application/json\r\nContent-Length: " +
-                  QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        c.sendRaw(rawPost("/v1/audio/speech", key, body));
         QTest::qWait(500);
         c.socket().abort();
         HttpClient stats(fake.port());
@@ -545,8 +529,7 @@ private slots:
         // The first key is rate limited at the upstream.
         QVERIFY(fake.start({"--log", log, "--key-fault", kKey + "=429"}));
         SY_START_SERVER(f, settingsWith(audioSection(fake, {kKey, kKey2})));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QByteArray wav = sentenceWav();
         QList<HttpReply> replies;
         auto transcribe = [&](const QByteArray &prompt) {
@@ -587,8 +570,7 @@ private slots:
         QVERIFY(limited.start({"--fault", "429:3"}));
         ServerFixture g(backend, settingsWith(audioSection(limited, {kKey, kKey2})));
         QVERIFY(g.ready());
-        const QByteArray gkey = g.createKey();
-        g.grant(Money::kUnitsPerCredit);
+        const QByteArray gkey = g.fundedKey(Money::kUnitsPerCredit);
         const HttpReply r =
             postForm(g, "/v1/audio/transcriptions",
                      {{"model", "vendorB-asr-1"}, {"file", wav, "speech.wav"}}, gkey);
@@ -602,8 +584,7 @@ private slots:
         QVERIFY(strict.start({"--require-key", "sk-some-other-key-000000"}));
         ServerFixture h(backend, settingsWith(audioSection(strict)));
         QVERIFY(h.ready());
-        const QByteArray hkey = h.createKey();
-        h.grant(Money::kUnitsPerCredit);
+        const QByteArray hkey = h.fundedKey(Money::kUnitsPerCredit);
         const HttpReply refused =
             postForm(h, "/v1/audio/transcriptions",
                      {{"model", "vendorB-asr-1"}, {"file", wav, "speech.wav"}}, hkey);
@@ -619,24 +600,17 @@ private slots:
         // Every upstream path holds the characters' price before the call: OpenAI's speech,
         // fish-speech's, and cloning on fish-speech. One unit short: 402, the upstream never
         // asked, nothing charged. Exactly the price: served, and the balance is then zero.
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
         const QByteArray key = f.createKey();
         const QString input = QStringLiteral("Held before the upstream call.");
         const qint64 cost = AudioConfig::speechCost(input.size(), kTtsPrice);
-        const QByteArray prompt =
-            Wav::file(16000, 1, AudioTest::toMono16k(AudioTest::speak(kSentence)));
+        const QByteArray prompt = sentenceWav(); // the voice to clone
         auto openai = [&] {
             return postJson(f, {{"model", "vendorB-tts-1"}, {"input", input}, {"voice", "alloy"}},
                             key);
         };
         auto fish = [&] { return postJson(f, {{"model", "fish-tts"}, {"input", input}}, key); };
-        auto clone = [&] {
-            return postForm(
-                f, "/v1/audio/speech",
-                {{"input", input.toUtf8()}, {"prompt_audio", prompt, "me.wav", "audio/wav"}}, key);
-        };
+        auto clone = [&] { return cloneSpeech(f, input.toUtf8(), prompt, key); };
         f.grant(cost - 1);
         const qint64 asked = upstreamRequests(fake);
         for (const HttpReply &r : {openai(), fish(), clone()})
@@ -662,9 +636,7 @@ private slots:
         // and for a file_uri download alike.
         qint64 frames = 0;
         const QByteArray wav = sentenceWav(&frames);
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)), AudioTest::serveFile(wav));
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)), AudioTest::serveFile(wav));
         const QByteArray key = f.createKey();
         const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, kAsrPrice);
         const QByteArray url =
@@ -703,9 +675,7 @@ private slots:
         const QByteArray flac = lyingFlac(sentenceWav(&frames), 16000, 600);
         if (flac.isEmpty())
             QSKIP("the ffmpeg program is needed for the fixture (installer/build-deps.sh --tests)");
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
         const QByteArray key = f.createKey();
         const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, kAsrPrice);
         QCOMPARE(AudioConfig::transcriptionCost(600 * 16000, 16000, kAsrPrice), qint64(60'000'000));
@@ -738,22 +708,14 @@ private slots:
         // OpenAI's answer for 4,000 characters is four minutes of audio (46 MB once converted
         // to 48 kHz stereo). A client that reads 4 MB and closes is billed ceil(characters x
         // audio taken / audio of the whole answer): at least its 4 MB's share, not all of it.
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const QString input = QString(QStringLiteral("Speak. ")).repeated(572).left(4000);
-        const HttpReply raw = direct(fake, "/v1/audio/speech", "application/json",
-                                     QJsonDocument(QJsonObject{{"model", "tts-1"},
-                                                               {"input", input},
-                                                               {"voice", "alloy"},
-                                                               {"response_format", "pcm"}})
-                                         .toJson(QJsonDocument::Compact));
+        const HttpReply raw = upstreamSpeech(fake, input);
         QCOMPARE(raw.status, 200);
         const qint64 whole = 2 * (raw.body.size() / 2) * 4; // 24 kHz mono to 48 kHz stereo
-        RawClient c(f.port());
-        QVERIFY(c.send(rawPost(
+        RawClient c(f.port(), AudioTest::kSmallReceiveBuffer);
+        QVERIFY(c.sendAll(rawPost(
             "/v1/audio/speech", key,
             QJsonDocument(
                 QJsonObject{{"model", "vendorB-tts-1"}, {"input", input}, {"voice", "alloy"}})
@@ -782,11 +744,8 @@ private slots:
     void noKey_data() { sqliteRow(); }
     void noKey()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsWith(audioSection(fake)));
-        const QByteArray key = f.createKey();
-        f.grant(Money::kUnitsPerCredit);
+        SY_START_ON_FAKE(fake, f, settingsWith(audioSection(fake)));
+        const QByteArray key = f.fundedKey(Money::kUnitsPerCredit);
         const HttpReply asr =
             postForm(f, "/v1/audio/transcriptions",
                      {{"model", "nokey-asr"}, {"file", sentenceWav(), "speech.wav"}}, key);

@@ -28,3 +28,11 @@ private:
     QProcess m_process;
     quint16 m_port = 0;
 };
+
+// In a test function, with ServerFixture.h: starts the fake upstream as `fake` (the test fails
+// when it does not start), then a server `f` as SY_START_SERVER(f, ...) does, on arguments that
+// may use `fake` (its URL in the settings).
+#define SY_START_ON_FAKE(fake, f, ...)                                                             \
+    FakeUpstreamProcess fake;                                                                      \
+    QVERIFY(fake.start());                                                                         \
+    SY_START_SERVER(f, __VA_ARGS__)

@@ -39,6 +39,13 @@ public:
     QByteArray createToken(const QStringList &scopes, const QDateTime &expires = {},
                            qint64 *id = nullptr);
     void grant(qint64 units);
+    // A new API key on the default account (createKey), and `units` granted to that account.
+    QByteArray fundedKey(qint64 units)
+    {
+        const QByteArray key = createKey();
+        grant(units);
+        return key;
+    }
 
 private:
     TestDatabase m_db;

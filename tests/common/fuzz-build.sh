@@ -4,6 +4,8 @@
 #   fuzz_build NAME "PKG..." ARG...: compiles NAME there with the sanitizers, tests/common on
 #       the include path, and pkg-config's flags for the packages; ARGs are the sources and any
 #       more flags
+#   fuzz_seeds FORMAT SEED...: writes the SEEDs to corpus/seed-0, seed-1, ... through printf
+#       FORMAT ('%b' reads backslash escapes, '%s' takes a seed as it is)
 fuzz_workdir() {
     mkdir -p "$1/corpus"
     cd "$1"
@@ -17,4 +19,14 @@ fuzz_build() {
         -fno-sanitize-recover=undefined -fno-sanitize=vptr -Wall -Wextra \
         -I"$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)" $(pkg-config --cflags $pkgs) \
         "$@" $(pkg-config --libs $pkgs) -o "$name"
+}
+
+fuzz_seeds() {
+    local format=$1 seed i=0
+    shift
+    for seed in "$@"; do
+        # shellcheck disable=SC2059 # the format is the caller's
+        printf "$format" "$seed" > "corpus/seed-$i"
+        i=$((i + 1))
+    done
 }

@@ -53,6 +53,20 @@ QJsonObject request(const QString &model, const QString &state)
                                                  {"criteria", QJsonArray{"bad", "ok", "good"}}}}}}};
 }
 
+// What a request for vendorD/evaluator-1.13 holds: the model's prices (1.00 and 4.00 credits per
+// 1M tokens) on the body it sends upstream (one token a byte, plus 1,024; the upstream's model
+// name is three bytes longer than the one asked) and on the output bound (8,192 tokens).
+qint64 evaluatorHold(const QJsonObject &body)
+{
+    const qint64 bytes = QJsonDocument(body).toJson(QJsonDocument::Compact).size() + 3;
+    return (bytes + 1024) * 1000 + 8192 * 4000;
+}
+
+int upstreamRequests(const FakeUpstreamProcess &fake)
+{
+    return HttpClient(fake.port()).get("/fake/stats").json().value("requests").toInt();
+}
+
 } // namespace
 
 class TestDecisionsHttp : public QObject
@@ -63,11 +77,8 @@ private slots:
     void decided_data() { backends(); }
     void decided()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsFor(fake));
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        SY_START_ON_FAKE(fake, f, settingsFor(fake));
+        const QByteArray key = f.fundedKey(1000000000);
         const qint64 before = balance(f);
         const HttpReply r = post(f, "/v1/decisions",
                                  request("gateway/vendorD/evaluator-1.13", "Thanks a lot!"), key);
@@ -100,8 +111,7 @@ private slots:
         QVERIFY(fake.start());
         ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        const QByteArray key = f.fundedKey(1000000000);
         const qint64 before = balance(f);
         const HttpReply r = post(f, "/api/alpha/decisions",
                                  request("vendorD/evaluator-1.13", "ok [fake cost=none]"), key);
@@ -123,8 +133,7 @@ private slots:
         QVERIFY(fake.start());
         ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake, 20000, 2));
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        const QByteArray key = f.fundedKey(1000000000);
         QCOMPARE(post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "a"), key).status, 200);
         QCOMPARE(
             post(f, "/api/alpha/decisions", request("vendorD/evaluator-1.13", "b"), key).status,
@@ -141,8 +150,7 @@ private slots:
         QVERIFY(fake.start());
         ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake));
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        const QByteArray key = f.fundedKey(1000000000);
         QJsonObject bad = request("vendorD/evaluator-1.13", "x");
         QJsonObject qs = bad.value("questions").toObject();
         qs.insert("q1", QJsonObject{{"type", "score"}, {"instructions", "x"}, {"criteria", "no"}});
@@ -158,8 +166,7 @@ private slots:
         QCOMPARE(
             post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), "sk-wrong").status,
             401);
-        HttpClient stats(fake.port());
-        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+        QCOMPARE(upstreamRequests(fake), 0);
         QCOMPARE(balance(f), 1000000000);
     }
 
@@ -172,8 +179,7 @@ private slots:
         const QByteArray key = f.createKey();
         const HttpReply r = post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x"), key);
         QCOMPARE(r.status, 402);
-        HttpClient stats(fake.port());
-        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+        QCOMPARE(upstreamRequests(fake), 0);
     }
 
     // A request holds the evaluator's worst case from the model's prices (1.00 and 4.00 per
@@ -183,20 +189,15 @@ private slots:
     void holdsTheWorstCase_data() { backends(); }
     void holdsTheWorstCase()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsFor(fake));
+        SY_START_ON_FAKE(fake, f, settingsFor(fake));
         const QByteArray key = f.createKey();
         const QJsonObject body = request("vendorD/evaluator-1.13", QString(5000, u'x'));
-        // The upstream's model name is three bytes longer than the one asked.
-        const qint64 bytes = QJsonDocument(body).toJson(QJsonDocument::Compact).size() + 3;
-        const qint64 hold = (bytes + 1024) * 1000 + 8192 * 4000;
+        const qint64 hold = evaluatorHold(body);
         f.grant(hold - 1);
         HttpReply r = post(f, "/v1/decisions", body, key);
         QCOMPARE(r.status, 402);
         QVERIFY2(r.errorMessage().contains(Money::formatCredits(hold)), r.body.constData());
-        HttpClient stats(fake.port());
-        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 0);
+        QCOMPARE(upstreamRequests(fake), 0);
         QCOMPARE(balance(f), hold - 1);
         f.grant(1);
         r = post(f, "/v1/decisions", body, key);
@@ -234,15 +235,11 @@ private slots:
     void overReportedCostIsCharged_data() { backends(); }
     void overReportedCostIsCharged()
     {
-        FakeUpstreamProcess fake;
-        QVERIFY(fake.start());
-        SY_START_SERVER(f, settingsFor(fake));
-        const QByteArray key = f.createKey();
+        SY_START_ON_FAKE(fake, f, settingsFor(fake));
         const qint64 granted = 100'000'000; // 0.1 credits
-        f.grant(granted);
+        const QByteArray key = f.fundedKey(granted);
         const QJsonObject body = request("vendorD/evaluator-1.13", "x [fake cost=0.5]");
-        const qint64 bytes = QJsonDocument(body).toJson(QJsonDocument::Compact).size() + 3;
-        const qint64 hold = (bytes + 1024) * 1000 + 8192 * 4000;
+        const qint64 hold = evaluatorHold(body);
         QVERIFY(hold < granted);
         HttpReply r = post(f, "/v1/decisions", body, key);
         QVERIFY2(r.status == 200, r.body.constData());
@@ -251,8 +248,7 @@ private slots:
         QVERIFY(-balance(f) <= 500'000'000 - hold);
         r = post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "y"), key);
         QCOMPARE(r.status, 402);
-        HttpClient stats(fake.port());
-        QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 1);
+        QCOMPARE(upstreamRequests(fake), 1);
         QCOMPARE(balance(f), granted - 500'000'000);
     }
 
@@ -260,8 +256,7 @@ private slots:
     {
         ServerFixture f(QStringLiteral("sqlite"));
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        const QByteArray key = f.fundedKey(1000000000);
         const HttpReply r =
             post(f, "/v1/decisions", request("~vendorD/evaluator-latest", "x"), key);
         QCOMPARE(r.status, 503);
@@ -289,8 +284,7 @@ private slots:
         QVERIFY(fake.start());
         ServerFixture f(QStringLiteral("sqlite"), settingsFor(fake, 1500));
         QVERIFY(f.ready());
-        const QByteArray key = f.createKey();
-        f.grant(1000000000);
+        const QByteArray key = f.fundedKey(1000000000);
         const HttpReply r =
             post(f, "/v1/decisions", request("vendorD/evaluator-1.13", "x " + directive), key);
         QCOMPARE(r.status, status);

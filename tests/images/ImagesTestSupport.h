@@ -4,6 +4,7 @@
 #include "images/ImageStore.h"
 #include "ServerFixture.h"
 
+#include <memory>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -89,6 +90,18 @@ inline qint64 count(ServerFixture &f, const QString &sql)
     if (!q.exec(sql) || !q.next())
         return -1;
     return q.value(0).toLongLong();
+}
+
+// A second instance on the fixture's database, with its own families, dispatcher and server,
+// listening on a free port; null, and *error set, when it could not listen.
+inline std::unique_ptr<Services> secondInstance(ServerFixture &a, const ServerSettings &settings,
+                                                QString *error)
+{
+    auto b = std::make_unique<Services>(settings, a.service().config());
+    b->start();
+    if (!b->listen(QHostAddress::LocalHost, 0, error))
+        return nullptr;
+    return b;
 }
 
 inline std::optional<ImageStore::Task> task(ServerFixture &f, const QString &id)

@@ -9,11 +9,10 @@
 // it read before another instance's hold is refused by the durable hold.
 
 #include "ImagesTestSupport.h"
-#include "LedgerModel.h"
+#include "LiveModels.h"
+#include "MetricsPage.h"
 #include "Money.h"
-#include "UsageModel.h"
 
-#include <QAbstractItemModelTester>
 #include <QDateTime>
 
 using namespace ImagesTest;
@@ -22,28 +21,15 @@ namespace {
 
 constexpr qint64 kAddressPrice = 100'000; // 0.0001 credits a request
 
-// The counters of a /metrics page, by series ("name{labels}").
-QHash<QByteArray, qint64> metrics(ServerFixture &f)
-{
-    QHash<QByteArray, qint64> out;
-    const HttpReply r = f.client().get("/metrics");
-    if (r.status != 200)
-        return out;
-    for (const QByteArray &line : r.body.split('\n')) {
-        if (line.isEmpty() || line.startsWith('#'))
-            continue;
-        const qsizetype space = line.lastIndexOf(' ');
-        bool ok = false;
-        const qint64 value = line.mid(space + 1).toLongLong(&ok);
-        if (space > 0 && ok)
-            out.insert(line.left(space), value);
-    }
-    return out;
-}
+using Metrics = QHash<QByteArray, QByteArray>;
 
-QByteArray series(const char *name, const char *kind)
+// How far a counter moved from one /metrics page to a later one; `kind` its label, if any.
+qint64 moved(const Metrics &before, const Metrics &after, const char *name,
+             const char *kind = nullptr)
 {
-    return QByteArray(name) + "{kind=\"" + kind + "\"}";
+    const QByteArray series =
+        kind ? QByteArray(name) + "{kind=\"" + kind + "\"}" : QByteArray(name);
+    return after.value(series).toLongLong() - before.value(series).toLongLong();
 }
 
 // The ledger model's entries whose request id starts with the task's id, oldest first.
@@ -98,22 +84,14 @@ private slots:
 
 void TestImagesMoney::holdAndChargeLive()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake));
-    const QByteArray key = f.createKey();
-    f.grant(kCredit);
+    SY_START_ON_FAKE(fake, f, moneySettings(fake));
+    const QByteArray key = f.fundedKey(kCredit);
     // The window's models, on the server's own DatabaseService, loaded before the task.
-    LedgerModel ledger(f.service());
-    UsageModel usage(f.service());
-    QAbstractItemModelTester ledgerTester(&ledger,
-                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester usageTester(&usage,
-                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QTRY_VERIFY(ledger.isLoaded() && usage.isLoaded());
-    QCOMPARE(ledger.rowCount(), 1);
-    const QHash<QByteArray, qint64> before = metrics(f);
-    QVERIFY(before.contains(series("switchyard_ledger_entries_total", "charge")));
+    LiveModels live(f.service());
+    QTRY_VERIFY(live.isLoaded());
+    QCOMPARE(live.ledger.rowCount(), 1);
+    const Metrics before = metricsPage(f.port());
+    QVERIFY(before.contains("switchyard_ledger_entries_total{kind=\"charge\"}"));
 
     const HttpReply r = post(f, {{"prompt", "two lanterns"}, {"n", 2}}, key);
     QCOMPARE(r.status, 200);
@@ -121,8 +99,8 @@ void TestImagesMoney::holdAndChargeLive()
     QVERIFY(id.startsWith("imgtask_"));
 
     // Hold, release and charge, as they were committed, without a reload.
-    QTRY_COMPARE(taskEntries(ledger, id).size(), 3);
-    const QList<LedgerEntry> e = taskEntries(ledger, id);
+    QTRY_COMPARE(taskEntries(live.ledger, id).size(), 3);
+    const QList<LedgerEntry> e = taskEntries(live.ledger, id);
     QCOMPARE(e[0].kind, QStringLiteral("charge"));
     QCOMPARE(e[0].requestId, id + ":hold");
     QCOMPARE(e[0].amount, -2 * kPrice);
@@ -134,14 +112,14 @@ void TestImagesMoney::holdAndChargeLive()
     QCOMPARE(e[2].requestId, id);
     QCOMPARE(e[2].amount, -2 * kPrice);
     QCOMPARE(e[2].balanceAfter, kCredit - 2 * kPrice);
-    QTRY_COMPARE(ledger.balance(), kCredit - 2 * kPrice);
+    QTRY_COMPARE(live.ledger.balance(), kCredit - 2 * kPrice);
     QCOMPARE(balance(f), kCredit - 2 * kPrice);
 
     // The task's usage record (the images and their cost) and the request's own (unbilled).
-    QTRY_COMPARE(usage.rowCount(), 2);
+    QTRY_COMPARE(live.usage.rowCount(), 2);
     qint64 images = 0, cost = 0;
-    for (int row = 0; row < usage.rowCount(); ++row) {
-        const UsageRecord &u = usage.recordAt(row);
+    for (int row = 0; row < live.usage.rowCount(); ++row) {
+        const UsageRecord &u = live.usage.recordAt(row);
         QCOMPARE(u.endpoint, QStringLiteral("/v1/images/generations"));
         images += u.images;
         cost += u.cost;
@@ -150,25 +128,19 @@ void TestImagesMoney::holdAndChargeLive()
     QCOMPARE(cost, 2 * kPrice);
 
     // /metrics counts the hold and the charge, the release, and both usage records.
-    QHash<QByteArray, qint64> after;
-    QTRY_VERIFY((after = metrics(f)).value("switchyard_usage_records_total") -
-                    before.value("switchyard_usage_records_total") ==
+    Metrics after;
+    QTRY_VERIFY(moved(before, after = metricsPage(f.port()), "switchyard_usage_records_total") ==
                 2);
-    const auto moved = [&](const char *name, const char *kind) {
-        return after.value(series(name, kind)) - before.value(series(name, kind));
-    };
-    QCOMPARE(moved("switchyard_ledger_entries_total", "charge"), 2);
-    QCOMPARE(moved("switchyard_credits_units_total", "charge"), 4 * kPrice);
-    QCOMPARE(moved("switchyard_ledger_entries_total", "refund"), 1);
-    QCOMPARE(moved("switchyard_credits_units_total", "refund"), 2 * kPrice);
-    QCOMPARE(moved("switchyard_ledger_entries_total", "grant"), 0);
+    QCOMPARE(moved(before, after, "switchyard_ledger_entries_total", "charge"), 2);
+    QCOMPARE(moved(before, after, "switchyard_credits_units_total", "charge"), 4 * kPrice);
+    QCOMPARE(moved(before, after, "switchyard_ledger_entries_total", "refund"), 1);
+    QCOMPARE(moved(before, after, "switchyard_credits_units_total", "refund"), 2 * kPrice);
+    QCOMPARE(moved(before, after, "switchyard_ledger_entries_total", "grant"), 0);
 }
 
 void TestImagesMoney::gateSeesTheHoldAtOnce()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake));
+    SY_START_ON_FAKE(fake, f, moneySettings(fake));
     const QByteArray key = f.createKey();
     // Two images and one address request, less one unit: after the images' hold the balance is
     // positive but short of the second address request's reservation.
@@ -192,9 +164,7 @@ void TestImagesMoney::gateSeesTheHoldAtOnce()
 
 void TestImagesMoney::syncWaitCountsItsImagesOnce()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake));
+    SY_START_ON_FAKE(fake, f, moneySettings(fake));
     const QByteArray key = f.createKey();
     // Two images and two address requests: exactly enough.
     f.grant(2 * kPrice + 2 * kAddressPrice);
@@ -218,14 +188,11 @@ void TestImagesMoney::syncWaitCountsItsImagesOnce()
 
 void TestImagesMoney::failedTaskGivesAllBack()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake));
-    const QByteArray key = f.createKey();
-    f.grant(kCredit);
+    SY_START_ON_FAKE(fake, f, moneySettings(fake));
+    const QByteArray key = f.fundedKey(kCredit);
     LedgerModel ledger(f.service());
     QTRY_VERIFY(ledger.isLoaded());
-    const QHash<QByteArray, qint64> before = metrics(f);
+    const Metrics before = metricsPage(f.port());
     const HttpReply r = post(f, {{"prompt", "a storm [fake fault=500]"}, {"n", 3}}, key);
     QCOMPARE(r.status, 502);
     const QString id = r.json().value("id").toString();
@@ -241,19 +208,14 @@ void TestImagesMoney::failedTaskGivesAllBack()
     QTRY_COMPARE(ledger.balance(), kCredit);
     QCOMPARE(balance(f), kCredit);
     QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_records WHERE cost > 0"), 0);
-    const QHash<QByteArray, qint64> after = metrics(f);
-    const auto moved = [&](const char *name, const char *kind) {
-        return after.value(series(name, kind)) - before.value(series(name, kind));
-    };
-    QCOMPARE(moved("switchyard_credits_units_total", "charge"), 3 * kPrice);
-    QCOMPARE(moved("switchyard_credits_units_total", "refund"), 3 * kPrice);
+    const Metrics after = metricsPage(f.port());
+    QCOMPARE(moved(before, after, "switchyard_credits_units_total", "charge"), 3 * kPrice);
+    QCOMPARE(moved(before, after, "switchyard_credits_units_total", "refund"), 3 * kPrice);
 }
 
 void TestImagesMoney::concurrentTasksNeverOverdraw()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake, {{"max_concurrent", 16}}));
+    SY_START_ON_FAKE(fake, f, moneySettings(fake, {{"max_concurrent", 16}}));
     const QByteArray key = f.createKey();
     constexpr int kFits = 5;     // tasks of two images the balance covers
     constexpr int kClients = 16; // sent together
@@ -313,9 +275,7 @@ void TestImagesMoney::concurrentTasksNeverOverdraw()
 
 void TestImagesMoney::sweptTaskAnnounced()
 {
-    FakeUpstreamProcess fake;
-    QVERIFY(fake.start());
-    SY_START_SERVER(f, moneySettings(fake, {{"task_lease_ms", 300}}));
+    SY_START_ON_FAKE(fake, f, moneySettings(fake, {{"task_lease_ms", 300}}));
     f.grant(kCredit);
     LedgerModel ledger(f.service());
     QTRY_VERIFY(ledger.isLoaded());
@@ -356,13 +316,11 @@ void TestImagesMoney::otherInstancesHoldCounts()
     const ServerSettings settings = moneySettings(fake);
     ServerFixture a(QStringLiteral("postgres"), settings);
     QVERIFY(a.ready());
-    Services b(settings, a.service().config());
-    b.start();
     QString error;
-    QVERIFY2(b.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
-    HttpClient toB(quint16(b.host()->url().port()));
-    const QByteArray key = a.createKey();
-    a.grant(2 * kPrice + kAddressPrice);
+    const auto b = secondInstance(a, settings, &error);
+    QVERIFY2(b, qPrintable(error));
+    HttpClient toB(quint16(b->host()->url().port()));
+    const QByteArray key = a.fundedKey(2 * kPrice + kAddressPrice);
     // B reads the balance (two images' worth after this request) and keeps it fresh.
     QCOMPARE(toB.postJson("/v1/address/transfer-coord",
                           R"({"text": "120.026208,30.279212", "srcCoord": "gcj02"})", key)
@@ -386,7 +344,7 @@ void TestImagesMoney::otherInstancesHoldCounts()
     QCOMPARE(balance(a), 0);
     HttpClient stats(fake.port());
     QCOMPARE(stats.get("/fake/stats").json().value("requests").toInt(), 1);
-    b.stop();
+    b->stop();
 }
 
 QTEST_GUILESS_MAIN(TestImagesMoney)

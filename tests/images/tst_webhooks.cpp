@@ -394,13 +394,10 @@ void TestWebhooks::twoInstancesOnePostgres()
         settingsWith(webhookSection(fake, receiver, {{"concurrency", 2}}));
     ServerFixture a(QStringLiteral("postgres"), settings);
     QVERIFY(a.ready());
-    // A second instance on the same database: its own families, dispatcher and server.
-    Services b(settings, a.service().config());
-    b.start();
     QString error;
-    QVERIFY2(b.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
-    const QByteArray key = a.createKey();
-    a.grant(kCredit);
+    const auto b = secondInstance(a, settings, &error);
+    QVERIFY2(b, qPrintable(error));
+    const QByteArray key = a.fundedKey(kCredit);
     QStringList ids;
     for (int i = 0; i < 12; ++i)
         ids.append(submit(a, key, receiver, QStringLiteral("pair %1").arg(i)));
@@ -418,7 +415,7 @@ void TestWebhooks::twoInstancesOnePostgres()
     QCOMPARE(pairs.size(), 24);
     QCOMPARE(count(a, "SELECT COUNT(*) FROM webhook_attempts"), 24);
     QCOMPARE(count(a, "SELECT COUNT(DISTINCT instance) FROM webhook_attempts"), 2);
-    b.stop();
+    b->stop();
 }
 
 QTEST_GUILESS_MAIN(TestWebhooks)

@@ -5,12 +5,10 @@
 // settlements are counted the same way.
 
 #include "DatabaseService.h"
-#include "LedgerModel.h"
+#include "LiveModels.h"
 #include "TestSupport.h"
-#include "UsageModel.h"
 
 #include <future>
-#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -84,6 +82,14 @@ std::unique_ptr<DatabaseService> started(const TestDatabase &t, qint64 seed)
 
 } // namespace
 
+// Opens the test's database as SY_OPEN_DB does, then starts `db`, a DatabaseService over it whose
+// account is granted `seed` units (the test fails when that does not work).
+#define START_SERVICE(db, seed)                                                                    \
+    SY_OPEN_DB(database);                                                                          \
+    const std::unique_ptr<DatabaseService> service = started(database, seed);                      \
+    QVERIFY(service);                                                                              \
+    DatabaseService &db = *service
+
 class TestMoneyPath : public QObject
 {
     Q_OBJECT
@@ -98,20 +104,12 @@ private slots:
 
 void TestMoneyPath::committedIsAnnounced()
 {
-    SY_OPEN_DB(t);
-    const auto service = started(t, 1000);
-    QVERIFY(service);
-    DatabaseService &db = *service;
+    START_SERVICE(db, 1000);
     const qint64 account = db.defaultAccountId();
-    LedgerModel ledger(db);
-    UsageModel usage(db);
-    QAbstractItemModelTester ledgerTester(&ledger,
-                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester usageTester(&usage,
-                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QTRY_VERIFY(ledger.isLoaded() && usage.isLoaded());
-    QCOMPARE(ledger.rowCount(), 1);
-    QCOMPARE(usage.rowCount(), 0);
+    LiveModels live(db);
+    QTRY_VERIFY(live.isLoaded());
+    QCOMPARE(live.ledger.rowCount(), 1);
+    QCOMPARE(live.usage.rowCount(), 0);
     const MoneyCounters before = db.moneyCounters();
 
     // A family's task: a hold, its release, a usage record and the charge, in one transaction
@@ -136,29 +134,26 @@ void TestMoneyPath::committedIsAnnounced()
     QCOMPARE(atDone.usageRecords - before.usageRecords, 1u);
 
     // The live models follow without a reload.
-    QTRY_COMPARE(ledger.rowCount(), 4);
-    QCOMPARE(ledger.balance(), 800);
-    QCOMPARE(ledger.recordAt(0).requestId, QStringLiteral("task_1"));
-    QCOMPARE(ledger.recordAt(0).amount, -200);
-    QCOMPARE(ledger.recordAt(0).balanceAfter, 800);
-    QCOMPARE(ledger.recordAt(1).kind, QStringLiteral("refund"));
-    QCOMPARE(ledger.recordAt(2).requestId, QStringLiteral("task_1:hold"));
-    QCOMPARE(ledger.recordAt(2).balanceAfter, 700);
-    QTRY_COMPARE(usage.rowCount(), 1);
-    QCOMPARE(usage.recordAt(0).id, r.value);
-    QCOMPARE(usage.recordAt(0).cost, 200);
-    QCOMPARE(usage.recordAt(0).images, 2);
-    QVERIFY(usage.recordAt(0).time.isValid());
+    QTRY_COMPARE(live.ledger.rowCount(), 4);
+    QCOMPARE(live.ledger.balance(), 800);
+    QCOMPARE(live.ledger.recordAt(0).requestId, QStringLiteral("task_1"));
+    QCOMPARE(live.ledger.recordAt(0).amount, -200);
+    QCOMPARE(live.ledger.recordAt(0).balanceAfter, 800);
+    QCOMPARE(live.ledger.recordAt(1).kind, QStringLiteral("refund"));
+    QCOMPARE(live.ledger.recordAt(2).requestId, QStringLiteral("task_1:hold"));
+    QCOMPARE(live.ledger.recordAt(2).balanceAfter, 700);
+    QTRY_COMPARE(live.usage.rowCount(), 1);
+    QCOMPARE(live.usage.recordAt(0).id, r.value);
+    QCOMPARE(live.usage.recordAt(0).cost, 200);
+    QCOMPARE(live.usage.recordAt(0).images, 2);
+    QVERIFY(live.usage.recordAt(0).time.isValid());
     QCOMPARE(balanceNow(db), 800);
     db.stop();
 }
 
 void TestMoneyPath::rolledBackIsNot()
 {
-    SY_OPEN_DB(t);
-    const auto service = started(t, 1000);
-    QVERIFY(service);
-    DatabaseService &db = *service;
+    START_SERVICE(db, 1000);
     const qint64 account = db.defaultAccountId();
     LedgerModel ledger(db);
     QTRY_VERIFY(ledger.isLoaded());
@@ -228,10 +223,7 @@ void TestMoneyPath::rolledBackIsNot()
 
 void TestMoneyPath::everyPathIsCounted()
 {
-    SY_OPEN_DB(t);
-    const auto service = started(t, 1'000'000'000'000);
-    QVERIFY(service);
-    DatabaseService &db = *service;
+    START_SERVICE(db, 1'000'000'000'000);
     const qint64 account = db.defaultAccountId();
     // Two settlements (one billed) and one unbilled usage record, as the pipeline makes them.
     std::promise<DbResult<ChargeResult>> settled;

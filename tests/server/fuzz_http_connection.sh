@@ -19,8 +19,7 @@ fuzz_build fuzz_http_connection "Qt6Core Qt6Network" -I"$root/server" \
 # integer), byte 2 the budget, byte 3 the head step's decisions; then what a client sends:
 # pipelined requests, chunked bodies (with extensions, trailers, sizes that overflow), broken
 # framing.
-i=0
-for s in '\x3f\x40\x00\x01GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\n\r\n' \
+fuzz_seeds '%b' '\x3f\x40\x00\x01GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\n\r\n' \
     '\x3f\x40\x00\x02POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhelloGET / HTTP/1.1\r\nConnection: close\r\n\r\n' \
     '\x3f\x80\x00\x03POST /e HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nT: 1\r\n\r\nGET / HTTP/1.0\r\n\r\n' \
     '\x3f\xff\x00\x04POST /e HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\nab' \
@@ -30,10 +29,7 @@ for s in '\x3f\x40\x00\x01GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.
     '\x3f\x40\x00\x08POST /e HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n' \
     '\x3f\x40\x20\x09POST /e HTTP/1.1\r\nContent-Length: 900000\r\n\r\nxyz' \
     '\x00\x40\x00\x0aGET / HTTP/1.1\r\nX-Long: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n' \
-    '\x3f\x40\x00\x0bPOST /e HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n+5\r\n0x5\r\n'; do
-    printf '%b' "$s" > "corpus/seed-$i"
-    i=$((i + 1))
-done
+    '\x3f\x40\x00\x0bPOST /e HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n+5\r\n0x5\r\n'
 
 ./fuzz_http_connection -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 \
     corpus

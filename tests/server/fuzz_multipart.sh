@@ -17,8 +17,7 @@ fuzz_build fuzz_multipart "Qt6Core" -I"$root/server" \
 # Seeds: byte 0 picks the boundary (0 "b", 1 "--", 2 "abc", 3 "aab", 4 a browser's; +128 small
 # limits), byte 1 seeds the split; then a body around the shapes the parser handles.
 cd_file='Content-Disposition: form-data; name='
-i=0
-for s in \
+fuzz_seeds '%b' \
     "\x02\x07--abc\r\n${cd_file}\"a\"\r\n\r\nvalue\r\n--abc--\r\n" \
     "\x02\x01preamble\r\n--abc\r\n${cd_file}a\r\n\r\n\r\n--ab\r\n--abc\r\n${cd_file}\"f\"; filename=\"C:\\\\x\\\\y.wav\"\r\nContent-Type: audio/wav\r\n\r\nRIFF\r\n--abc--epilogue" \
     "\x82\x03--abc\r\n${cd_file}\"f\"; filename=\"../../etc/passwd\"\r\n\r\n0123456789\r\n--abc--" \
@@ -27,9 +26,6 @@ for s in \
     "\x01\x02----\r\n\r\n\r\n------" \
     "\x84\x04------WebKitFormBoundary7MA4YWxkTrZu0gW\r\n${cd_file}\"model\"\r\n\r\ntts-1\r\n------WebKitFormBoundary7MA4YWxkTrZu0gW--\r\n" \
     "multipart/form-data; boundary=\"a b:c?\"" \
-    "Multipart/Form-Data ; charset=utf-8;  BOUNDARY = abc  "; do
-    printf '%b' "$s" > "corpus/seed-$i"
-    i=$((i + 1))
-done
+    "Multipart/Form-Data ; charset=utf-8;  BOUNDARY = abc  "
 
 ./fuzz_multipart -max_total_time="$seconds" -max_len=4096 -timeout=10 -print_final_stats=1 corpus

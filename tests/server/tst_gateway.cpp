@@ -228,6 +228,17 @@ QList<UsageRecord> usageFor(ServerFixture &f)
     return f.store().usage(q).records;
 }
 
+qint64 accountBalance(ServerFixture &f)
+{
+    return f.store().balance(f.store().defaultAccountId());
+}
+
+// The default account's ledger, newest first.
+QList<LedgerEntry> accountLedger(ServerFixture &f)
+{
+    return f.store().ledger(f.store().defaultAccountId(), 1000);
+}
+
 // Waits until the server has written its usage records (the writer commits asynchronously for
 // unbilled ones).
 QList<UsageRecord> waitUsage(ServerFixture &f, int count)
@@ -263,6 +274,16 @@ QList<QPair<QByteArray, QByteArray>> apiHeaders(const QByteArray &key)
     return {{"Authorization", "Bearer " + key},
             {"anthropic-version", "2023-06-01"},
             {"Content-Type", "application/json"}};
+}
+
+// A client that has sent a POST with the key's headers on a connection of its own, without
+// waiting: its answer is read with readReply().
+std::unique_ptr<HttpClient> posted(ServerFixture &f, const QByteArray &path, const QByteArray &key,
+                                   const QByteArray &body)
+{
+    auto c = std::make_unique<HttpClient>(f.port());
+    c->send("POST", path, apiHeaders(key), body);
+    return c;
 }
 
 // Whether a 402 is in the route's envelope: the messages protocol's on /v1/messages, else
@@ -312,7 +333,7 @@ private slots:
         const QByteArray key = f.createKey();
         // Without max_tokens the request holds 128,000 output tokens at 10 credits per 1M.
         f.grant(2 * Money::kUnitsPerCredit);
-        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const qint64 before = accountBalance(f);
 
         HttpReply r = f.client().postJson(
             "/v1/chat/completions", chat("vendorB-5.4", "one two three [fake chunks=5]"), key);
@@ -327,7 +348,7 @@ private slots:
         // vendorB-5.4: 1.25 in, 10.00 out per 1M tokens.
         const qint64 expected =
             (in * 1'250'000'000LL + out * 10'000'000'000LL + 999'999) / 1'000'000;
-        const qint64 after = f.store().balance(f.store().defaultAccountId());
+        const qint64 after = accountBalance(f);
         QCOMPARE(before - after, expected);
         const QList<UsageRecord> records = waitUsage(f, 1);
         QCOMPARE(records.size(), 1);
@@ -502,7 +523,7 @@ private slots:
         Rig rig({}, {{"anthropic", QJsonObject{{"timeouts", QJsonObject{{"messages_ms", 800}}}}}});
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const qint64 before = accountBalance(f);
         HttpReply r = f.client().request("POST", path.toLatin1(),
                                          {{"Authorization", "Bearer " + key},
                                           {"anthropic-version", "2023-06-01"},
@@ -518,7 +539,7 @@ private slots:
             QVERIFY(!r.header("retry-after").isEmpty());
         if (path == u"/v1/messages")
             QCOMPARE(r.json().value("type").toString(), QStringLiteral("error"));
-        QCOMPARE(f.store().balance(f.store().defaultAccountId()), before);
+        QCOMPARE(accountBalance(f), before);
     }
 
     // An upstream error chunk followed by [DONE] (as some servers send it) still ends the
@@ -673,7 +694,7 @@ private slots:
         QCOMPARE(records[0].status, 499);
         QVERIFY(records[0].estimated);
         QVERIFY(records[0].cost > 0);
-        QCOMPARE(f.store().balance(f.store().defaultAccountId()), Rig::kGranted - records[0].cost);
+        QCOMPARE(accountBalance(f), Rig::kGranted - records[0].cost);
     }
 
     // A key answering 429 (or 5xx) rests; the next key serves the request.
@@ -721,7 +742,7 @@ private slots:
         Rig rig;
         auto &[fake, f, key] = rig;
         QVERIFY(f.ready());
-        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const qint64 before = accountBalance(f);
         QTcpSocket s;
         QVERIFY(send(s, f.port(),
                      request("/v1/chat/completions", key,
@@ -730,7 +751,7 @@ private slots:
         QByteArray got;
         readUntil(s, &got, "data: {\"error\":");
         QVERIFY2(got.contains("data: {\"error\":"), got.constData());
-        QVERIFY(f.store().balance(f.store().defaultAccountId()) < before);
+        QVERIFY(accountBalance(f) < before);
         readUntil(s, &got, "\r\n0\r\n\r\n");
         QVERIFY(!got.contains("[DONE]"));
         QCOMPARE(got.count("data: {\"error\":"), 1);
@@ -845,9 +866,8 @@ private slots:
     {
         Fake fake;
         SY_START_SERVER(f, settingsFor(fake));
-        const QByteArray key = f.createKey();
         const qint64 granted = 50'000'000; // 0.05 credits
-        f.grant(granted);
+        const QByteArray key = f.fundedKey(granted);
         QString prompt;
         while (prompt.size() < 800 * 1024)
             prompt += QStringLiteral("Summarise the following report carefully. ");
@@ -871,8 +891,8 @@ private slots:
             QVERIFY2(r.body.contains(" needs at least "), r.body.constData());
         }
         QCOMPARE(fake.stats().value("requests").toInt(), 0);
-        QCOMPARE(f.store().balance(f.store().defaultAccountId()), granted);
-        const QList<LedgerEntry> ledger = f.store().ledger(f.store().defaultAccountId(), 100);
+        QCOMPARE(accountBalance(f), granted);
+        const QList<LedgerEntry> ledger = accountLedger(f);
         QCOMPARE(ledger.size(), 1); // the grant alone
         const QList<UsageRecord> records = waitUsage(f, 3);
         QCOMPARE(records.size(), 3);
@@ -895,9 +915,8 @@ private slots:
     {
         Fake fake;
         SY_START_SERVER(f, settingsFor(fake));
-        const QByteArray key = f.createKey();
         const qint64 granted = 500'000'000; // 0.5 credits
-        f.grant(granted);
+        const QByteArray key = f.fundedKey(granted);
         const QString slow = QStringLiteral(" [fake delay-ms=600 chunks=4]");
         struct Request
         {
@@ -952,10 +971,8 @@ private slots:
         QCOMPARE(fit, 2);
 
         std::vector<std::unique_ptr<HttpClient>> clients;
-        for (const Request &r : requests) {
-            clients.push_back(std::make_unique<HttpClient>(f.port()));
-            clients.back()->send("POST", r.path, apiHeaders(key), r.body);
-        }
+        for (const Request &r : requests)
+            clients.push_back(posted(f, r.path, key, r.body));
         QSet<QString> served, refused;
         for (qsizetype i = 0; i < requests.size(); ++i) {
             const HttpReply r = clients[i]->readReply(30'000);
@@ -998,7 +1015,7 @@ private slots:
                 charged += u.cost;
             }
         }
-        const QList<LedgerEntry> ledger = f.store().ledger(f.store().defaultAccountId(), 1000);
+        const QList<LedgerEntry> ledger = accountLedger(f);
         int charges = 0;
         for (const LedgerEntry &e : ledger) {
             QVERIFY2(e.balanceAfter >= 0, qPrintable(e.requestId));
@@ -1009,7 +1026,7 @@ private slots:
             QCOMPARE(-e.amount, costs.value(e.requestId));
         }
         QCOMPARE(charges, served.size());
-        const qint64 balance = f.store().balance(f.store().defaultAccountId());
+        const qint64 balance = accountBalance(f);
         QCOMPARE(balance, granted - charged);
         QVERIFY(balance >= 0);
     }
@@ -1023,9 +1040,8 @@ private slots:
     {
         Fake fake;
         SY_START_SERVER(f, settingsFor(fake));
-        const QByteArray key = f.createKey();
         const qint64 granted = 500'000'000; // 0.5 credits
-        f.grant(granted);
+        const QByteArray key = f.fundedKey(granted);
         // max_tokens 1, but 30,000 output tokens generated and reported: 0.3 credits each.
         const QString text =
             QStringLiteral("x [fake chunks=30000 ignore-max-tokens=1 delay-ms=300]");
@@ -1038,10 +1054,8 @@ private slots:
             holds += holdOf(f, Protocol::Chat, "vendorB-5.4", b);
         QVERIFY(holds < granted / 100);
         std::vector<std::unique_ptr<HttpClient>> clients;
-        for (const QByteArray &b : bodies) {
-            clients.push_back(std::make_unique<HttpClient>(f.port()));
-            clients.back()->send("POST", "/v1/chat/completions", apiHeaders(key), b);
-        }
+        for (const QByteArray &b : bodies)
+            clients.push_back(posted(f, "/v1/chat/completions", key, b));
         for (auto &c : clients) {
             const HttpReply r = c->readReply(30'000);
             QVERIFY2(r.status == 200, r.body.left(300).constData());
@@ -1064,11 +1078,11 @@ private slots:
             charged += u.cost;
         }
         qint64 ledgerCharges = 0;
-        for (const LedgerEntry &e : f.store().ledger(f.store().defaultAccountId(), 100))
+        for (const LedgerEntry &e : accountLedger(f))
             if (e.kind == u"charge")
                 ledgerCharges -= e.amount;
         QCOMPARE(ledgerCharges, charged);
-        const qint64 balance = f.store().balance(f.store().defaultAccountId());
+        const qint64 balance = accountBalance(f);
         QCOMPARE(balance, granted - charged);
         QVERIFY(balance < 0);
         QVERIFY(-balance <= charged - holds); // at most the excess over the holds
@@ -1078,7 +1092,7 @@ private slots:
                                chat("vendorB-5-nano", "hi", {{"max_tokens", 1}}));
         QVERIFY2(isRefusal(next, false), next.body.constData());
         QCOMPARE(fake.stats().value("requests").toInt(), 2);
-        QCOMPARE(f.store().balance(f.store().defaultAccountId()), balance);
+        QCOMPARE(accountBalance(f), balance);
     }
 
     // A live catalog: gateway/{provider}/{model} priced from the upstream's list, cached in the

@@ -9,6 +9,7 @@
 
 #include "FakeUpstreamProcess.h"
 #include "HttpClient.h"
+#include "MetricsPage.h"
 #include "RawClient.h"
 #include "TestSupport.h"
 
@@ -96,26 +97,16 @@ class TestHostileClients : public QObject
         return -1;
     }
 
-    // A line of /metrics, asked on a connection of its own (counted among the open ones).
-    double metric(const QByteArray &name) const
-    {
-        HttpClient c(m_port);
-        const HttpReply r = c.request("GET", "/metrics", {{"Connection", "close"}});
-        for (const QByteArray &line : r.body.split('\n'))
-            if (line.startsWith(name + ' '))
-                return line.mid(name.size() + 1).toDouble();
-        return -1;
-    }
-
     // After an attack: the connections back to idle (the asking one alone) and the memory
     // within its bound.
     void afterAttack(const char *attack)
     {
-        QTRY_COMPARE_WITH_TIMEOUT(metric("switchyard_open_connections"), 1.0, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(metric(m_port, "switchyard_open_connections"), 1.0, 10'000);
         const qint64 rss = rssKb();
         qInfo("%s: the server's resident memory is %lld MiB (%lld MiB before the attacks), "
               "%g bytes buffered",
-              attack, rss / 1024, m_baselineKb / 1024, metric("switchyard_http_buffered_bytes"));
+              attack, rss / 1024, m_baselineKb / 1024,
+              metric(m_port, "switchyard_http_buffered_bytes"));
         QVERIFY(rss > 0);
         QVERIFY2(
             rss - m_baselineKb <= kRssBoundMiB * 1024,
@@ -188,7 +179,7 @@ private slots:
                       {{"Authorization", "Bearer " + m_key}, {"Content-Type", "application/json"}},
                       R"({"model": "vendorE-tts-nano", "input": "Hello there.", "voice": "nova"})");
         QVERIFY2(speech.status == 200, speech.body.constData());
-        QTRY_COMPARE_WITH_TIMEOUT(metric("switchyard_open_connections"), 1.0, 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(metric(m_port, "switchyard_open_connections"), 1.0, 10'000);
         m_baselineKb = rssKb();
         QVERIFY(m_baselineKb > 0);
     }
@@ -240,7 +231,7 @@ private slots:
             const qint64 taken = flood(*c, pipelined, 150);
             QVERIFY2(taken < 8 * 1024 * 1024, qPrintable(QString::number(taken)));
         }
-        const double held = metric("switchyard_http_buffered_bytes");
+        const double held = metric(m_port, "switchyard_http_buffered_bytes");
         QVERIFY2(held <= 8 * 80 * 1024, qPrintable(QString::number(held)));
         clients.clear();
         afterAttack("pipelined floods");
@@ -288,7 +279,7 @@ private slots:
                        : 0;
         };
         QTRY_COMPARE_WITH_TIMEOUT(speechStatus(), 499, 10'000);
-        QVERIFY(metric("switchyard_http_stalled_readers_total") >= 2);
+        QVERIFY(metric(m_port, "switchyard_http_stalled_readers_total") >= 2);
         afterAttack("stalled readers");
     }
 

@@ -1,3 +1,4 @@
+#include "MetricsPage.h"
 #include "Pipeline.h"
 #include "RawClient.h"
 #include "ServerFixture.h"
@@ -52,18 +53,6 @@ void installSlowRoute(Pipeline &p)
         ctx->respondRaw(200, "application/octet-stream", body);
     };
     p.addRoute(big);
-}
-
-// A line of /metrics ("name value"), asked on a connection of its own, which /metrics counts
-// among the open ones: 1 is idle.
-double metric(const ServerFixture &f, const QByteArray &name)
-{
-    HttpClient c = f.client();
-    const HttpReply r = c.request("GET", "/metrics", {{"Connection", "close"}});
-    for (const QByteArray &line : r.body.split('\n'))
-        if (line.startsWith(name + ' '))
-            return line.mid(name.size() + 1).toDouble();
-    return -1;
 }
 
 // The answers at the start of `bytes` (Content-Length framed), consumed: their bodies.
@@ -357,7 +346,7 @@ private slots:
             QVERIFY(reply.contains("Connection: close"));
             QVERIFY(reply.contains("\"error\""));
         }
-        QTRY_COMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+        QTRY_COMPARE(metric(f->port(), "switchyard_http_buffered_bytes"), 0.0);
     }
 
     // A client that pipelines far ahead of a slow request: while it is handled the server reads
@@ -385,7 +374,7 @@ private slots:
         }
         QVERIFY2(sent < flood.size() / 2, qPrintable(QString::number(sent)));
         // What the server holds of it: its read buffer and one read step, not the flood.
-        const double held = metric(*f, "switchyard_http_buffered_bytes");
+        const double held = metric(f->port(), "switchyard_http_buffered_bytes");
         QVERIFY2(held > 0 && held <= 80 * 1024, qPrintable(QString::number(held)));
 
         QByteArray in;
@@ -426,8 +415,8 @@ private slots:
             QVERIFY(c.hungUp(10'000));
             QVERIFY(c.readUntilClosed(1000).startsWith("HTTP/1.1 200"));
         }
-        QTRY_COMPARE_WITH_TIMEOUT(metric(*f, "switchyard_open_connections"), 1.0, 5'000);
-        QCOMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+        QTRY_COMPARE_WITH_TIMEOUT(metric(f->port(), "switchyard_open_connections"), 1.0, 5'000);
+        QCOMPARE(metric(f->port(), "switchyard_http_buffered_bytes"), 0.0);
     }
 
     // server.max_buffered_bytes: a request whose body would take the server past it is refused
@@ -445,7 +434,7 @@ private slots:
         QVERIFY2(statusLine(reply).contains("503"), reply.constData());
         QVERIFY(reply.contains("Connection: close"));
         QVERIFY(reply.contains("try again shortly"));
-        QCOMPARE(metric(*f, "switchyard_http_buffer_refusals_total"), 1.0);
+        QCOMPARE(metric(f->port(), "switchyard_http_buffer_refusals_total"), 1.0);
         const HttpReply fits = f->client().request("POST", "/echo/ok", {}, QByteArray(100000, 'o'));
         QCOMPARE(fits.status, 200);
 
@@ -456,8 +445,8 @@ private slots:
         QVERIFY(r.sendAll("GET /stream?chunks=64&size=65536 HTTP/1.1\r\nHost: x\r\n\r\n"));
         QVERIFY(r.hungUp(5'000));
         QTRY_COMPARE_WITH_TIMEOUT(g_clientsLeft.load(), 1, 5'000);
-        QCOMPARE(metric(*f, "switchyard_http_streams_dropped_total"), 1.0);
-        QTRY_COMPARE(metric(*f, "switchyard_http_buffered_bytes"), 0.0);
+        QCOMPARE(metric(f->port(), "switchyard_http_streams_dropped_total"), 1.0);
+        QTRY_COMPARE(metric(f->port(), "switchyard_http_buffered_bytes"), 0.0);
     }
 
     // server.max_connections_per_client: one connection over it is closed at once, unread and
@@ -477,7 +466,7 @@ private slots:
         QVERIFY(third.readUntilClosed(1'000).isEmpty());
         QCOMPARE(b.get("/healthz").status, 200);
         a.reset(); // a slot frees: /metrics gets it
-        QTRY_COMPARE(metric(*f, "switchyard_http_connections_refused_total"), 1.0);
+        QTRY_COMPARE(metric(f->port(), "switchyard_http_connections_refused_total"), 1.0);
     }
 
     // Slow loris: a head trickled in is dropped at the head's deadline; a body that stalls is
@@ -510,7 +499,7 @@ private slots:
         QVERIFY(slow.sendAll("POST /echo/t HTTP/1.1\r\nContent-Length: 100000\r\n\r\n"));
         QVERIFY(trickle(slow, QByteArray(2000, 'x'))); // about 50 bytes a second
         QVERIFY(slow.readUntilClosed(1'000).isEmpty());
-        QTRY_COMPARE(metric(*f, "switchyard_open_connections"), 1.0);
+        QTRY_COMPARE(metric(f->port(), "switchyard_open_connections"), 1.0);
     }
 
     // The edge's settings in the config file's server section, and values it refuses.

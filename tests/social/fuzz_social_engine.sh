@@ -16,8 +16,7 @@ fuzz_build fuzz_social_engine "Qt6Core" -I"$root/server/social/engine" \
     "$root/server/social/engine/SocialCatalog.cpp"
 
 # Seeds: envelopes (the cases the scanner must get right) and small OpenAPI documents.
-i=0
-for s in '{"code":200,"data":{"a":[1,2.5e-3,true,null,"x"]}}' '{"code":0}' \
+fuzz_seeds '%s' '{"code":200,"data":{"a":[1,2.5e-3,true,null,"x"]}}' '{"code":0}' \
     '{"data":{"code":200},"code":404}' '{"\u0063ode":200}' '{"code":-0}' '{"code":200.0}' \
     '{"code":2e2}' '{"code":0200}' '{"code":9223372036854775807}' \
     '{"code":-9223372036854775809}' '{"code":200,"code":500}' '[{"code":200}]' \
@@ -27,10 +26,7 @@ for s in '{"code":200,"data":{"a":[1,2.5e-3,true,null,"x"]}}' '{"code":0}' \
     '{"code":200,"a":1e400}' '{"code":200,"a":[[[{}]]]}' \
     '{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/api/v1/a/b":{"get":{"operationId":"x","parameters":[{"name":"q","in":"query","required":true,"schema":{"type":"string"}},{"$ref":"#/components/parameters/P"}]}},"/api/v1/b/c":{"post":{"operationId":"x","requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/S"}}}}}}},"components":{"parameters":{"P":{"name":"p","in":"query","schema":{"$ref":"#/components/schemas/E"}}},"schemas":{"S":{"properties":{"s":{"$ref":"#/components/schemas/S"},"t":{"items":{"$ref":"#/components/schemas/E"}}}},"E":{"enum":["a"]}}}}' \
     '{"openapi":"3.0.0","paths":{"/api/v1/c/d":{"parameters":[{"name":"a","in":"query"}],"get":{"tags":["t"],"summary":"s","parameters":[{"name":"a","in":"query","required":true}]}},"/api/v1/x/y":{"get":{}}}}' \
-    '{"openapi":"3.1.0","paths":{"/api/v1/c/{id}":{"get":{}},"/api/v1/c//d":{"get":{}}}}'; do
-    printf '%s' "$s" > "corpus/seed-$i"
-    i=$((i + 1))
-done
+    '{"openapi":"3.1.0","paths":{"/api/v1/c/{id}":{"get":{}},"/api/v1/c//d":{"get":{}}}}'
 
 # A dictionary of the tokens both parsers care about.
 cat > social.dict <<'EOF'

@@ -15,8 +15,7 @@ fuzz_build fuzz_video_extract "Qt6Core" -I"$root/server/social/engine" \
     "$here/fuzz_video_extract.cpp" "$root/server/social/engine/VideoExtract.cpp"
 
 # Seeds: one URL per form detect() knows, look-alikes, and answer shapes for normalize().
-i=0
-for s in 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' 'https://youtu.be/dQw4w9WgXcQ' \
+fuzz_seeds '%s' 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' 'https://youtu.be/dQw4w9WgXcQ' \
     'https://www.tiktok.com/@a/video/7350810998023949599' 'https://vm.tiktok.com/ZMeAbCdEf/' \
     'https://www.douyin.com/jingxuan?modal_id=7448118827402972455' 'https://v.douyin.com/e3x2/' \
     'https://x.com/i/web/status/1808168603721650364' 'https://t.co/AbCd' \
@@ -31,9 +30,6 @@ for s in 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' 'https://youtu.be/dQw4w9W
     '{"aweme_detail":{"video":{"bit_rate":[{"play_addr":{"url_list":["https://a/b"],"width":1}}]}}}' \
     '{"code":0,"data":{"cid":1,"pages":[{"cid":2}],"dash":{"video":[{"baseUrl":"https://a"}]}}}' \
     '{"media":{"video":[{"variants":[{"url":"https://v/vid/1x2/a.mp4"}]}]}}' \
-    '{"items":[{"data":{"page_info":{"media_info":{"stream_url":"//a/b.mp4"}}}}]}'; do
-    printf '%s' "$s" > "corpus/seed-$i"
-    i=$((i + 1))
-done
+    '{"items":[{"data":{"page_info":{"media_info":{"stream_url":"//a/b.mp4"}}}}]}'
 
 ./fuzz_video_extract -max_total_time="$seconds" -max_len=600 -timeout=10 -print_final_stats=1 corpus

@@ -14,14 +14,10 @@ fuzz_build fuzz_json_scan "Qt6Core" -I"$root/server" \
     "$here/fuzz_json_scan.cpp" "$root/server/upstream/JsonScan.cpp"
 
 # Seeds: answers of the three protocols, broken ones, deep nesting.
-i=0
-for s in '{"id":"c","model":"m","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3}}' \
+fuzz_seeds '%b' '{"id":"c","model":"m","choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":3}}' \
     '{"type":"message","model":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":1}}' \
     '{"model":"m","output":[],"usage":{"input_tokens":1,"output_tokens":2}}' \
     '{"a":{"b":{"c":"d"}},"e":[1,-2,true,false,null]}' '{"model":"\u00e9\n\"x\""}' \
-    '{"model":' '{"a":1,}' '[[[[[[[[[[]]]]]]]]]]' ' { } ' '{"x":"\xe4\xb8\xad"}'; do
-    printf '%b' "$s" > "corpus/seed-$i"
-    i=$((i + 1))
-done
+    '{"model":' '{"a":1,}' '[[[[[[[[[[]]]]]]]]]]' ' { } ' '{"x":"\xe4\xb8\xad"}'
 
 ./fuzz_json_scan -max_total_time="$seconds" -max_len=2048 -timeout=10 -print_final_stats=1 corpus
