@@ -39,6 +39,12 @@ constexpr double kMaxReferenceSeconds = 30.0;
 constexpr qint64 kUnsentWindow = 64 * 1024;
 constexpr qsizetype kMaxPiece = 16 * 1024; // a sentence from espeak-ng comes as one chunk
 constexpr int kTakenPollMs = 5;
+// The kernel's queue for a speech answer: the lag of the count of audio taken behind what the
+// client took is at most what waits in the server (kUnsentWindow and a piece) plus this queue
+// (Linux reserves twice the figure, bookkeeping included). Left to the kernel's tuning it grew
+// to megabytes on loopback, a client taking 4 MB was billed for 3.5. 48 kHz stereo is 192 KB a
+// second, and the queue refills at every write and poll: the cap never slows an answer down.
+constexpr int kSendQueue = 64 * 1024;
 // Audio the engine may make ahead of what the connection was given: past it the engine's
 // worker waits, so a slow reader slows the engine down instead of making the server hold its
 // whole answer (minutes of 48 kHz stereo are tens of megabytes, outside the HTTP edge's
@@ -713,6 +719,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
             if (!cloneHeader.isEmpty())
                 headers.append(qMakePair(QByteArray("X-Voice-Clone"), cloneHeader));
             ctx->startStream(200, headers);
+            ctx->exchange()->limitSendQueue(kSendQueue);
             if (req.wav)
                 pending.emplace_back(
                     Wav::header(SpeechSynthesizer::kRate, SpeechSynthesizer::kChannels), false);

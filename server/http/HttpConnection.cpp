@@ -163,6 +163,17 @@ qint64 HttpConnection::unackedBytes() const
     return unacked;
 }
 
+void HttpConnection::limitSendQueue(int bytes)
+{
+#ifdef Q_OS_UNIX
+    if (!m_gone && m_socket->state() == QAbstractSocket::ConnectedState)
+        ::setsockopt(int(m_socket->socketDescriptor()), SOL_SOCKET, SO_SNDBUF, &bytes,
+                     sizeof bytes);
+#else
+    Q_UNUSED(bytes)
+#endif
+}
+
 void HttpConnection::abortNow()
 {
 #ifdef Q_OS_UNIX

@@ -49,6 +49,7 @@ public:
     // unsentBytes() plus what the kernel holds that the client has not acknowledged yet (sent
     // or not): what has not reached the client's machine. Linux only; elsewhere unsentBytes().
     qint64 unackedBytes() const;
+    void limitSendQueue(int bytes); // SO_SNDBUF (HttpExchange::limitSendQueue)
     // The client's address (an IPv4 client on a dual-stack socket as IPv4).
     QHostAddress clientAddress() const { return m_peer; }
     void closeWhenIdle(); // graceful shutdown: finish the current response, then close

@@ -32,6 +32,12 @@ qint64 HttpExchange::unackedBytes() const
     return m_connection ? m_connection->unackedBytes() : 0;
 }
 
+void HttpExchange::limitSendQueue(int bytes)
+{
+    if (m_connection)
+        m_connection->limitSendQueue(bytes);
+}
+
 void HttpExchange::abortConnection()
 {
     if (m_connection)

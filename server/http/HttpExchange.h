@@ -27,6 +27,11 @@ public:
     // still holds for it. What reached the client's machine, for billing a partial answer.
     // 0 once the connection is gone: sample it while it is open.
     qint64 unackedBytes() const;
+    // Caps what the kernel queues for this client (SO_SNDBUF; Linux reserves twice `bytes`,
+    // bookkeeping included). unackedBytes() is sampled, so between samples the client can take
+    // at most what was queued: an answer billed by what was taken keeps that lag small. Without
+    // it the kernel's own tuning lets the queue grow to megabytes on a fast link.
+    void limitSendQueue(int bytes);
     // Drops the connection now, with a reset (onClosed runs).
     void abortConnection();
     bool isAnswered() const { return m_state != State::Pending; }

@@ -69,8 +69,9 @@ inline QByteArray rawPost(const QByteArray &path, const QByteArray &key, const Q
 constexpr int kSmallReceiveBuffer = 64 * 1024;
 
 // What a speech answer's count of the audio taken may lag behind what the connection took
-// (server/audio/README.md, "Billing"): the 64 KiB the server lets wait unsent, and one piece.
-constexpr qint64 kTakenSlack = (64 + 16) * 1024;
+// (server/audio/README.md, "Billing"): the 64 KiB the server lets wait unsent and one piece,
+// and the kernel's queue for the answer (64 KiB asked, twice that reserved).
+constexpr qint64 kTakenSlack = (64 + 16 + 2 * 64) * 1024;
 
 // One request's usage row, as stored.
 struct UsageRow
