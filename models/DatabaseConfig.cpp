@@ -13,13 +13,20 @@ namespace {
 
 // SQLite would create the file with 0644 less the umask, and give that mode to every -wal and
 // -shm file after it. An empty file is a valid new database.
+//
+// Only a file that does not exist is opened (O_EXCL): closing any descriptor of a file drops
+// every POSIX lock the process holds on it, SQLite's included. Opening and closing the database
+// while this process's other connections had it open let the command line take it for unused,
+// checkpoint and delete the WAL under the server, whose later commits then wrote over the command
+// line's (a revoked key came back when the server stopped).
 void createOwnerOnly(const QString &path)
 {
     if (path.isEmpty() || path.startsWith(u':')) // ":memory:" and the like: no file
         return;
-    const int fd = ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    const int fd =
+        ::open(QFile::encodeName(path).constData(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0)
-        ::close(fd); // when it fails, SQLite's own open says why
+        ::close(fd); // when it fails (it exists, mostly), SQLite's own open says what is wrong
 }
 
 } // namespace
