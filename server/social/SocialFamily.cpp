@@ -40,6 +40,8 @@ QList<ErrorPrefix> SocialFamily::errorPrefixes() const
 
 void SocialFamily::start(DatabaseService &db)
 {
+    if (m_cache && db.config().isPostgres())
+        m_sharedCache = &db;
     auto *keeper = new CatalogKeeper(m_config, db, m_keys);
     qInfo("%s", qPrintable(keeper->loadAtStart()));
     m_thread = std::make_unique<QThread>();
@@ -63,6 +65,7 @@ void SocialFamily::stop()
     m_thread->quit();
     m_thread->wait();
     m_thread.reset();
+    m_sharedCache = nullptr;
 }
 
 QList<RouteSpec> SocialFamily::routes(const ServerScope &scope)

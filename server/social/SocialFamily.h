@@ -38,6 +38,9 @@ public:
     KeyRotation &keys() { return m_keys; }
     // The response cache, or null when it is off.
     const std::shared_ptr<ResponseCache> &cache() const { return m_cache; }
+    // On PostgreSQL with the cache on: the database whose social_responses the instances
+    // share, behind this instance's own cache (a miss here is looked up there). Else null.
+    DatabaseService *sharedCache() const { return m_sharedCache; }
     // Null before start() and after stop().
     CatalogKeeper *catalog() const { return m_keeper.data(); }
     // The served catalog's upstream platform names (cached per catalog); thread-safe.
@@ -49,6 +52,7 @@ private:
     SocialConfig m_config;
     KeyRotation m_keys;
     std::shared_ptr<ResponseCache> m_cache;
+    DatabaseService *m_sharedCache = nullptr;
     std::unique_ptr<QThread> m_thread;
     QPointer<CatalogKeeper> m_keeper;
     mutable QMutex m_platformsMutex;

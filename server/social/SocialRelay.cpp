@@ -1,5 +1,8 @@
 #include "SocialRelay.h"
 
+#include "DatabaseService.h"
+#include "social/SocialStore.h"
+
 #include "upstream/KeyScrub.h"
 
 #include <algorithm>
@@ -204,6 +207,24 @@ void SocialRelay::onDone(UpstreamError error, const QString &message)
             const qint64 now = QDateTime::currentMSecsSinceEpoch();
             m_request.cache->store(m_request.cacheKey, {m_status, m_contentType, m_kept}, now,
                                    m_request.cacheTtlMs);
+            if (DatabaseService *db = m_request.sharedCache) {
+                SocialStore::SharedResponse shared{m_status, m_contentType, m_kept,
+                                                   now + m_request.cacheTtlMs};
+                // On a reader's connection (autocommit): not on the writer, which billed
+                // answers wait for, nor on the shared state's, which admissions wait for.
+                db->read<bool>(
+                    nullptr,
+                    [key = m_request.cacheKey, shared, now,
+                     max = m_request.sharedMaxBytes](Store &s) {
+                        SocialStore::storeResponse(s, key, shared, now, max);
+                        return true;
+                    },
+                    [](const DbResult<bool> &r) {
+                        if (!r.ok())
+                            qWarning("social: the shared response cache was not written: %s",
+                                     qPrintable(r.error));
+                    });
+            }
         }
     }
     m_ctx->finishStream({});

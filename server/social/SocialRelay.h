@@ -25,6 +25,8 @@
 // upstream service" (spec 7); the upstream refusing Switchyard's key 502. A key answering 429
 // or 5xx rests and the call is made once more with another key, if there is one. After the
 // answer started, a failure drops the connection (the body is visibly cut, never ended).
+class DatabaseService;
+
 class SocialRelay : public std::enable_shared_from_this<SocialRelay>
 {
 public:
@@ -40,6 +42,10 @@ public:
         std::shared_ptr<ResponseCache> cache;
         QByteArray cacheKey;
         qint64 cacheTtlMs = 0;
+        // On PostgreSQL, the cache the instances share (SocialFamily::sharedCache): a kept
+        // answer is also stored there, bounded by sharedMaxBytes.
+        DatabaseService *sharedCache = nullptr;
+        qint64 sharedMaxBytes = 0;
     };
     // What a relay may hold for a slow client: 100 concurrent answers cost about 100 times this
     // (tests/bench/social-bench.sh measures it).

@@ -1,6 +1,8 @@
 #include "SocialRoutes.h"
 
+#include "DatabaseService.h"
 #include "RequestContext.h"
+#include "social/SocialStore.h"
 #include "SocialFamily.h"
 #include "SocialRelay.h"
 #include "upstream/UpstreamClient.h"
@@ -58,7 +60,16 @@ std::shared_ptr<const SocialCatalog> catalogOr503(SocialFamily &family, const Co
     return catalog;
 }
 
-void relayAction(SocialFamily &family, UpstreamClient *client, const ContextPtr &ctx)
+// The upstream call, once the price is held.
+void relay(SocialFamily &family, UpstreamClient *client, const ContextPtr &ctx,
+           const SocialRelay::Request &req)
+{
+    ctx->reserve(req.price, [&family, client, ctx, req] {
+        SocialRelay::start(*client, family.keys(), family.config().provider, ctx, req);
+    });
+}
+
+void relayAction(SocialFamily &family, UpstreamClient *client, QObject *home, const ContextPtr &ctx)
 {
     const auto catalog = catalogOr503(family, ctx);
     if (!catalog)
@@ -149,21 +160,45 @@ void relayAction(SocialFamily &family, UpstreamClient *client, const ContextPtr 
             req.cache = cache;
             req.cacheKey = action->path.toUtf8() + '?' + query;
             req.cacheTtlMs = ttl * 1000LL;
-            if (auto hit = cache->find(req.cacheKey, QDateTime::currentMSecsSinceEpoch())) {
-                const qint64 price = config.cache.billHits ? config.price : 0;
-                auto answer = [ctx, price, hit = *hit] {
+            const qint64 price = config.cache.billHits ? config.price : 0;
+            const auto answer = [ctx, price](const ResponseCache::Answer &hit) {
+                const auto respond = [ctx, price, hit] {
                     ctx->usage().cost = price;
                     ctx->respondRaw(
                         hit.status, hit.contentType, hit.body,
                         {qMakePair(QByteArray("X-Switchyard-Cache"), QByteArray("hit"))});
                 };
-                return price > 0 ? ctx->reserve(price, answer) : answer();
+                return price > 0 ? ctx->reserve(price, respond) : respond();
+            };
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            if (auto hit = cache->find(req.cacheKey, now))
+                return answer(*hit);
+            if (DatabaseService *db = family.sharedCache()) {
+                // Another instance may have it: a miss there relays, a failure too.
+                req.sharedCache = db;
+                req.sharedMaxBytes = config.cache.maxBytes;
+                db->read<std::optional<SocialStore::SharedResponse>>(
+                    home,
+                    [key = req.cacheKey, now](Store &s) {
+                        return SocialStore::findResponse(s, key, now);
+                    },
+                    [&family, client, ctx, req, answer,
+                     now](const DbResult<std::optional<SocialStore::SharedResponse>> &r) {
+                        if (ctx->isAnswered())
+                            return;
+                        if (r.ok() && r.value) {
+                            const ResponseCache::Answer hit{r.value->status, r.value->contentType,
+                                                            r.value->body};
+                            req.cache->store(req.cacheKey, hit, now, r.value->expiresMs - now);
+                            return answer(hit);
+                        }
+                        relay(family, client, ctx, req);
+                    });
+                return;
             }
         }
     }
-    ctx->reserve(config.price, [&family, client, ctx, req] {
-        SocialRelay::start(*client, family.keys(), family.config().provider, ctx, req);
-    });
+    relay(family, client, ctx, req);
 }
 
 void openApi(SocialFamily &family, const ContextPtr &ctx)
@@ -226,7 +261,9 @@ QList<RouteSpec> socialRoutes(SocialFamily &family, const ServerScope &scope)
         r.bodyLimit = kMaxBodyBytes;
         r.errorStyle = ErrorStyle::Social;
         r.head = false; // an upstream call and a charge for an answer without its content
-        r.handler = [&family, client](const ContextPtr &ctx) { relayAction(family, client, ctx); };
+        r.handler = [&family, client, home](const ContextPtr &ctx) {
+            relayAction(family, client, home, ctx);
+        };
         routes.append(std::move(r));
     }
     {

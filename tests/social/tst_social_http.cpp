@@ -706,6 +706,47 @@ private slots:
         QCOMPARE(before - balance(f), kPrice);
     }
 
+    // On PostgreSQL the instances share the response cache: an answer one kept is a hit on
+    // another, whose own cache is empty (here the same database after a restart, which is a new
+    // instance); on SQLite the restarted server starts empty and relays again.
+    void responseCacheShared_data() { addBackendRows(); }
+    void responseCacheShared()
+    {
+        const Adjust cached =
+            withSocial({{"cache", QJsonObject{{"enabled", true}, {"ttl_s", 60}}}});
+        SOCIAL_SET_UP(s, cached);
+        ServerFixture &f = *s.f;
+        const QByteArray action = "/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=7";
+        const HttpReply first = f.client().get(action, s.key);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.header("x-switchyard-cache"), QByteArray("miss"));
+        // The shared copy is written on a reader's connection after the answer: wait for it.
+        const bool pg = backend == QLatin1String("postgres");
+        if (pg)
+            QTRY_VERIFY_WITH_TIMEOUT(
+                [&] {
+                    QSqlQuery q(f.store().database());
+                    return q.exec(QStringLiteral("SELECT COUNT(*) FROM social_responses")) &&
+                           q.next() && q.value(0).toInt() == 1;
+                }(),
+                5000);
+        ServerSettings settings = settingsFor(s.fake.url());
+        cached(settings, s.fake);
+        f.restart(settings);
+        QVERIFY(waitForCatalog(f, s.token, QStringLiteral("upstream")));
+        const qint64 upstream = upstreamRequests(s.fake);
+        const qint64 before = balance(f);
+        const HttpReply again = f.client().get(action, s.key);
+        QCOMPARE(again.status, 200);
+        QCOMPARE(again.header("x-switchyard-cache"), pg ? QByteArray("hit") : QByteArray("miss"));
+        if (pg) // the stored bytes; a relay has the upstream's new request id
+            QCOMPARE(again.body, first.body);
+        QCOMPARE(upstreamRequests(s.fake), pg ? upstream : upstream + 1);
+        QCOMPARE(before - balance(f), kPrice); // a hit is billed (bill_hits defaults to true)
+        // And now this instance's own cache has it too.
+        QCOMPARE(f.client().get(action, s.key).header("x-switchyard-cache"), QByteArray("hit"));
+    }
+
     // The social rate-limit bucket: its own limit, in the social envelope, unbilled.
     void socialBucket()
     {
