@@ -56,6 +56,9 @@ if [ "$tests" = 1 ]; then
         ffmpeg           # tests/audio: encodes the decoder suite's fixtures
         pocketsphinx-testdata # tests/audio: recordings with transcriptions (goforward.raw)
         openssl          # tests/common/WebhookReceiver: makes the test's TLS certificate
+        haproxy          # tests/server/tst_instances, tests/bench/instances-bench.sh
+        redis-server     # tests/bench/shared-engine.sh (the engine measured against PostgreSQL)
+        redis-tools      # redis-benchmark and redis-cli, for the same
     )
 fi
 
@@ -80,6 +83,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "Installing: ${missing[*]}" >&2
     "${sudo[@]}" apt-get update -q
     "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # The tests and benchmarks start their own haproxy and redis-server on ports of their
+    # choosing; the daemons their packages may have just started serve nothing here.
+    for daemon in haproxy redis-server; do
+        if [[ " ${missing[*]} " == *" $daemon "* ]] && command -v service >/dev/null; then
+            "${sudo[@]}" service "$daemon" stop >/dev/null 2>&1 || true
+        fi
+    done
 fi
 
 # Debian 12's nodejs is Node.js 18 (18.20.4) with npm 9.2: the e2e suite needs Node.js 20 or

@@ -281,6 +281,26 @@ if command -v systemd-analyze >/dev/null; then
 else
     ok "$UNIT is in place (systemd-analyze not installed)"
 fi
+# The template for several instances (README, "Several instances"), checked as one instance.
+TEMPLATE=/usr/lib/systemd/system/switchyard-server@.service
+[ -f "$TEMPLATE" ] || fail "$TEMPLATE is missing"
+grep -q -- '--listen 127.0.0.1:%i ' "$TEMPLATE" || fail "$TEMPLATE does not listen on its instance's port"
+grep -qx 'EnvironmentFile=/etc/switchyard/instances.env' "$TEMPLATE" || fail "$TEMPLATE reads no shared database URL"
+if command -v systemd-analyze >/dev/null; then
+    cp "$TEMPLATE" "$WORK/switchyard-server@8081.service"
+    if ! systemd-analyze verify "$WORK/switchyard-server@8081.service" >"$WORK/verify-at.log" 2>&1 ||
+        grep -q "switchyard-server@8081.service:" "$WORK/verify-at.log"; then
+        cat "$WORK/verify-at.log" >&2
+        fail "systemd-analyze verify rejects $TEMPLATE"
+    fi
+    ok "$TEMPLATE passes systemd-analyze verify (as switchyard-server@8081)"
+fi
+[ -f /usr/share/doc/switchyard/examples/haproxy.cfg ] || fail "the HAProxy example is missing"
+if command -v haproxy >/dev/null; then
+    haproxy -c -f /usr/share/doc/switchyard/examples/haproxy.cfg >/dev/null ||
+        fail "haproxy -c rejects /usr/share/doc/switchyard/examples/haproxy.cfg"
+    ok "the HAProxy example passes haproxy -c"
+fi
 
 getent passwd "$SY_USER" >/dev/null || fail "postinst did not create the user $SY_USER"
 sy_uid=$(id -u "$SY_USER")

@@ -44,6 +44,22 @@ void DatabaseService::start(const QList<Migrations::Component> &families)
                                                        QStringLiteral("reader%1").arg(i)));
         m_readers.back()->start();
     }
+    if (m_config.isPostgres()) {
+        m_shared =
+            std::make_unique<DbWorker>(m_config, DbWorker::Mode::Reader, QStringLiteral("shared"));
+        m_shared->start();
+    }
+    m_feed = std::make_unique<ChangeFeed>(m_config);
+    connect(m_feed.get(), &ChangeFeed::changed, this, [this](const QStringList &topics) {
+        if (topics.contains(QLatin1String("keys")))
+            emit apiKeysChanged();
+        if (topics.contains(QLatin1String("tokens")))
+            emit controlTokensChanged();
+        if (topics.contains(QLatin1String("credits")))
+            emit creditsChanged();
+        emit changed(topics);
+    });
+    m_feed->start();
 }
 
 void DatabaseService::stop()
@@ -52,8 +68,12 @@ void DatabaseService::stop()
         m_writer->shutdown();
     for (auto &r : m_readers)
         r->shutdown();
+    if (m_shared)
+        m_shared->shutdown();
     if (m_checkpointer)
         m_checkpointer->shutdown();
+    if (m_feed)
+        m_feed->stop();
 }
 
 void DatabaseService::flush()
@@ -62,6 +82,8 @@ void DatabaseService::flush()
         m_writer->flush();
     for (auto &r : m_readers)
         r->flush();
+    if (m_shared)
+        m_shared->flush();
 }
 
 ChargeResult MoneyJournal::applyLedger(qint64 accountId, const QString &kind, qint64 amount,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ChangeFeed.h"
 #include "Checkpointer.h"
 #include "DatabaseConfig.h"
 #include "DbWorker.h"
@@ -110,6 +111,15 @@ public:
         dispatch<R>(worker, context, std::move(fn), std::move(done));
     }
 
+    // PostgreSQL: a job on the connection kept for the state instances share (server/
+    // SharedState.h), beside the readers and the writer so that it never waits behind their
+    // work; each statement commits alone. Not on SQLite (shared() is false there).
+    bool hasShared() const { return m_shared != nullptr; }
+    template <class R, class Fn, class Done> void shared(QObject *context, Fn fn, Done done)
+    {
+        dispatch<R>(*m_shared, context, std::move(fn), std::move(done));
+    }
+
     // A write on the writer: fn(Store &) runs in the group's transaction (its own savepoint).
     // Money is not written here but through settle, applyLedger or writeMoney, which announce
     // it.
@@ -183,8 +193,14 @@ public:
     void announceControlTokensChanged() { emit controlTokensChanged(); }
 
 signals:
+    // Also when another process changed them (ChangeFeed).
     void apiKeysChanged();
     void controlTokensChanged();
+    // Credits granted by another process (ChangeFeed); this one's are ledgerAppended.
+    void creditsChanged();
+    // Every topic of the change feed that moved, those above included (a family's own, such
+    // as the gateway's "catalogs", come only here).
+    void changed(const QStringList &topics);
     void ledgerAppended(const LedgerEntry &entry);
     void usageRecorded(const UsageRecord &record);
 
@@ -252,6 +268,8 @@ private:
     std::vector<std::unique_ptr<DbWorker>> m_readers;
     std::unique_ptr<DbWorker> m_writer;
     std::unique_ptr<Checkpointer> m_checkpointer; // SQLite only
+    std::unique_ptr<DbWorker> m_shared;           // PostgreSQL only
+    std::unique_ptr<ChangeFeed> m_feed;
     std::atomic<quint64> m_nextReader{0};
     // MoneyCounters, written on the writer thread only.
     std::array<std::atomic<quint64>, MoneyCounters::KindCount> m_entryCounts{};

@@ -8,6 +8,7 @@
 // spends about 0.3 ms executing the statement and 0.15 ms flushing its commit. The rows go as
 // one array per column, bound as text through Qt SQL (QPSQL binds no arrays). A batch of one
 // row, every batch at concurrency 1, takes a shorter statement of scalars (settleOneText).
+#include "PgArrayLiteral.h"
 #include "Store.h"
 #include "UsageColumns.h"
 
@@ -17,47 +18,6 @@
 #include <vector>
 
 namespace {
-
-// A PostgreSQL array literal, one element at a time: {1,NULL,"text \"quoted\""}.
-class ArrayLiteral
-{
-public:
-    ArrayLiteral() { m_text += u'{'; }
-    void add(qint64 value)
-    {
-        next();
-        m_text += QString::number(value);
-    }
-    void addNull()
-    {
-        next();
-        m_text += QStringLiteral("NULL");
-    }
-    void add(const QString &value) // a null string is ""
-    {
-        next();
-        m_text += u'"';
-        for (const QChar c : value) {
-            if (c == u'"' || c == u'\\')
-                m_text += u'\\';
-            m_text += c;
-        }
-        m_text += u'"';
-    }
-    QString take()
-    {
-        m_text += u'}';
-        return std::move(m_text);
-    }
-
-private:
-    void next()
-    {
-        if (m_text.size() > 1)
-            m_text += u',';
-    }
-    QString m_text;
-};
 
 // One row per settlement, with its position in the batch (ord). Then: ledger rows already
 // charging a request id (dup); the new charges (fresh) with each account's running total in

@@ -1,5 +1,7 @@
 #include "Store.h"
 
+#include "PgArrayLiteral.h"
+
 #include "Secrets.h"
 #include "UsageColumns.h"
 
@@ -556,4 +558,121 @@ QList<Store::CatalogCacheEntry> Store::catalogCache()
                     QDateTime::fromMSecsSinceEpoch(q.value(2).toLongLong(), Qt::UTC)});
     q.finish();
     return out;
+}
+
+QHash<QString, qint64> Store::changeCounters()
+{
+    QSqlQuery &q = prepared("SELECT topic, n FROM change_counters");
+    exec(q);
+    QHash<QString, qint64> counters;
+    while (q.next())
+        counters.insert(q.value(0).toString(), q.value(1).toLongLong());
+    q.finish();
+    return counters;
+}
+
+QList<Store::SharedAnswer> Store::sharedAdmit(const QString &instance, qint64 aliveMs,
+                                              const QHash<qint64, qint64> &releases,
+                                              const QList<SharedCall> &calls)
+{
+    ArrayLiteral releaseAccounts, releaseAmounts, buckets, limits, accounts, amounts;
+    for (auto it = releases.cbegin(); it != releases.cend(); ++it) {
+        releaseAccounts.add(it.key());
+        releaseAmounts.add(it.value());
+    }
+    for (const SharedCall &c : calls) {
+        if (c.bucket.isEmpty())
+            buckets.addNull();
+        else
+            buckets.add(c.bucket);
+        limits.add(qint64(c.perMinute));
+        accounts.add(c.accountId);
+        amounts.add(c.amount);
+    }
+    QSqlQuery &q = prepared("SELECT allowed, tokens, admitted, balance, held FROM "
+                            "switchyard_admit(?, ?, ?::bigint[], ?::bigint[], ?::text[], "
+                            "?::integer[], ?::bigint[], ?::bigint[])");
+    q.addBindValue(instance);
+    q.addBindValue(aliveMs);
+    for (ArrayLiteral *a :
+         {&releaseAccounts, &releaseAmounts, &buckets, &limits, &accounts, &amounts})
+        q.addBindValue(a->take());
+    exec(q);
+    QList<SharedAnswer> answers;
+    answers.reserve(calls.size());
+    while (q.next())
+        answers.append({q.value(0).toBool(), q.value(1).toDouble(), q.value(2).toBool(),
+                        q.value(3).toLongLong(), q.value(4).toLongLong()});
+    q.finish();
+    if (answers.size() != calls.size())
+        throw StoreError("switchyard_admit answered a different number of rows");
+    return answers;
+}
+
+void Store::sharedSetHolds(const QString &instance, const QHash<qint64, qint64> &held)
+{
+    // One transaction: no admission may see the instance without its holds.
+    transaction([&] {
+        QSqlQuery &gone = prepared("DELETE FROM shared_holds WHERE instance = ?");
+        gone.addBindValue(instance);
+        exec(gone);
+        for (auto it = held.cbegin(); it != held.cend(); ++it) {
+            if (it.value() <= 0)
+                continue;
+            QSqlQuery &q =
+                prepared("INSERT INTO shared_holds (account_id, instance, held) VALUES (?, ?, ?)");
+            q.addBindValue(it.key());
+            q.addBindValue(instance);
+            q.addBindValue(it.value());
+            exec(q);
+        }
+    });
+}
+
+bool Store::sharedHeartbeat(const QString &instance)
+{
+    QSqlQuery &q = prepared(
+        "INSERT INTO shared_instances AS i (instance, seen_ms) VALUES (?, (extract(epoch FROM "
+        "clock_timestamp()) * 1000)::BIGINT) ON CONFLICT (instance) DO UPDATE SET seen_ms = "
+        "EXCLUDED.seen_ms RETURNING (xmax = 0)");
+    q.addBindValue(instance);
+    exec(q);
+    const bool fresh = q.next() && q.value(0).toBool();
+    q.finish();
+    return fresh;
+}
+
+int Store::sharedInstances(qint64 aliveMs)
+{
+    QSqlQuery &q = prepared("SELECT COUNT(*) FROM shared_instances WHERE seen_ms >= (extract("
+                            "epoch FROM clock_timestamp()) * 1000)::BIGINT - ?");
+    q.addBindValue(aliveMs);
+    exec(q);
+    const int n = q.next() ? q.value(0).toInt() : 0;
+    q.finish();
+    return n;
+}
+
+void Store::sharedSweep(qint64 deadMs)
+{
+    QSqlQuery &dead = prepared("DELETE FROM shared_instances WHERE seen_ms < (extract(epoch "
+                               "FROM clock_timestamp()) * 1000)::BIGINT - ?");
+    dead.addBindValue(deadMs);
+    exec(dead);
+    QSqlQuery &orphans = prepared("DELETE FROM shared_holds h WHERE NOT EXISTS (SELECT 1 FROM "
+                                  "shared_instances i WHERE i.instance = h.instance)");
+    exec(orphans);
+    QSqlQuery &full = prepared("DELETE FROM shared_rates WHERE updated_ms < extract(epoch FROM "
+                               "clock_timestamp()) * 1000 - 60000");
+    exec(full);
+}
+
+void Store::sharedLeave(const QString &instance)
+{
+    QSqlQuery &holds = prepared("DELETE FROM shared_holds WHERE instance = ?");
+    holds.addBindValue(instance);
+    exec(holds);
+    QSqlQuery &me = prepared("DELETE FROM shared_instances WHERE instance = ?");
+    me.addBindValue(instance);
+    exec(me);
 }

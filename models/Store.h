@@ -130,6 +130,46 @@ public:
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 
+    // Changes seen by every process (Migrations.cpp, core step 6): each topic's counter
+    // ("keys", "tokens", "credits"), bumped by triggers whoever writes.
+    QHash<QString, qint64> changeCounters();
+
+    // State shared by the instances on one PostgreSQL database (server/SharedState.h), on the
+    // core's unlogged tables and function (step 7).
+    // A batch of a server's calls in one round trip (switchyard_admit): the hand-backs, then
+    // each request's rate-limit take (bucket empty: none) and, when allowed, its hold (amount
+    // 0: none). One result per request, in order.
+    struct SharedCall
+    {
+        QString bucket;
+        int perMinute = 0;
+        qint64 accountId = 0;
+        qint64 amount = 0;
+    };
+    struct SharedAnswer
+    {
+        bool allowed = true;
+        double tokens = 0;
+        bool admitted = false;
+        qint64 balance = 0;
+        qint64 held = 0;
+    };
+    QList<SharedAnswer> sharedAdmit(const QString &instance, qint64 aliveMs,
+                                    const QHash<qint64, qint64> &releases,
+                                    const QList<SharedCall> &calls);
+    // Sets the instance's holds to `held` (account -> amount; accounts not in it: none), in a
+    // transaction of its own.
+    void sharedSetHolds(const QString &instance, const QHash<qint64, qint64> &held);
+    // Notes the instance alive now; true when its row was missing (new, reaped, or the
+    // database lost its unlogged tables in a crash).
+    bool sharedHeartbeat(const QString &instance);
+    // Instances seen within aliveMs.
+    int sharedInstances(qint64 aliveMs);
+    // Forgets instances not seen within deadMs with their holds, and token buckets idle long
+    // enough to be full again (a minute).
+    void sharedSweep(qint64 deadMs);
+    void sharedLeave(const QString &instance);
+
     // Live model catalogs: the raw list per provider and when it was fetched.
     struct CatalogCacheEntry
     {

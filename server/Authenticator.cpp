@@ -35,8 +35,9 @@ void Authenticator::lookup(const QString &secret, bool token, Done done)
         done(it->record, QString());
         return;
     }
-    auto store = [this, hash, now, done = std::move(done)](const DbResult<Record> &r) {
-        if (r.ok()) {
+    auto store = [this, hash, now, generation = m_generation,
+                  done = std::move(done)](const DbResult<Record> &r) {
+        if (r.ok() && generation == m_generation) {
             if (m_cache.size() >= kMaxCacheEntries)
                 m_cache.clear();
             // Unknown secrets are not cached: guessing must not fill memory.

@@ -12,7 +12,8 @@ class DatabaseService;
 
 // Looks up API keys and control tokens by hash, with a short-lived cache on the server thread
 // so the hot path does not touch the database on every request. Local revocations clear the
-// cache at once; a change made by another instance or process is seen within ttlMs.
+// cache at once, and so do changes another instance or process made (DatabaseService's
+// apiKeysChanged and controlTokensChanged, from the change feed); ttlMs bounds the rest.
 class Authenticator : public QObject
 {
     Q_OBJECT
@@ -26,7 +27,11 @@ public:
     // done runs on this object's thread, at once on a cache hit.
     void lookupApiKey(const QString &secret, Done done);
     void lookupControlToken(const QString &secret, Done done);
-    void invalidate() { m_cache.clear(); }
+    void invalidate()
+    {
+        m_cache.clear();
+        ++m_generation; // a lookup in flight may have read the row before the change
+    }
     // Marks the credential used (written at most once a minute per credential).
     void noteUse(const Record &record);
 
@@ -40,6 +45,7 @@ private:
 
     DatabaseService &m_db;
     int m_ttlMs;
+    quint64 m_generation = 0;
     QHash<QByteArray, Entry> m_cache;
     QHash<qint64, qint64> m_lastTouch; // key id, or -(token id) -> when last touched
 };

@@ -1,6 +1,7 @@
 #include "CreditGate.h"
 
 #include "DatabaseService.h"
+#include "SharedState.h"
 
 #include <QPointer>
 
@@ -8,6 +9,18 @@ CreditGate::CreditGate(DatabaseService &db, QObject *parent, int freshMs)
     : QObject(parent), m_db(db), m_freshMs(freshMs)
 {
     m_clock.start();
+    connect(&db, &DatabaseService::creditsChanged, this, [this] {
+        for (Account &a : m_accounts)
+            a.knownAtMs = -qint64(m_freshMs) - 1; // read again before the next admission
+    });
+}
+
+qint64 CreditGate::reserved(qint64 accountId) const
+{
+    if (m_shared)
+        return m_shared->reserved(accountId);
+    const auto it = m_accounts.constFind(accountId);
+    return it == m_accounts.cend() ? 0 : it->reserved;
 }
 
 bool CreditGate::decide(Account &a, qint64 amount, bool refuse, const Done &done)
@@ -26,6 +39,15 @@ bool CreditGate::decide(Account &a, qint64 amount, bool refuse, const Done &done
 
 void CreditGate::admit(qint64 accountId, qint64 amount, QObject *context, Done done)
 {
+    if (m_shared) {
+        m_shared->admit({}, 0, accountId, amount,
+                        [guard = QPointer<QObject>(context),
+                         done = std::move(done)](const SharedState::Answer &a) {
+                            if (guard)
+                                done(a.outcome, a.balance, a.held);
+                        });
+        return;
+    }
     Account &a = m_accounts[accountId];
     if (a.ledgerId >= 0 && m_clock.elapsed() - a.knownAtMs <= m_freshMs &&
         decide(a, amount, false, done))
@@ -71,6 +93,8 @@ void CreditGate::read(qint64 accountId)
 
 void CreditGate::release(qint64 accountId, qint64 amount)
 {
+    if (m_shared)
+        return m_shared->release(accountId, amount);
     auto it = m_accounts.find(accountId);
     if (it == m_accounts.end())
         return;
@@ -79,6 +103,8 @@ void CreditGate::release(qint64 accountId, qint64 amount)
 
 void CreditGate::noteBalance(qint64 accountId, qint64 balance, qint64 ledgerId)
 {
+    if (m_shared) // every admission reads the balance there
+        return;
     Account &a = m_accounts[accountId];
     if (ledgerId > a.ledgerId) {
         // Only a balance read from the database restarts the freshness clock: what this

@@ -7,6 +7,7 @@
 #include <QObject>
 
 class DatabaseService;
+class SharedState;
 
 // Admission by credits (pipeline step 4). A request is admitted when
 //   balance - (reservations of this instance's requests in flight) >= its reservation,
@@ -20,8 +21,12 @@ class DatabaseService;
 // freshMs old; a refusal is only ever decided on a balance read for it (a grant made a moment
 // ago by the window or the command line admits at once), and an older or unknown balance is
 // read first. Reads for one account are coalesced: requests arriving meanwhile wait for it.
-// What another process charges shows here within freshMs, so instances sharing a database can
-// overdraw by at most what they admit in that time on each other's stale balances.
+// What another process charges shows here within freshMs; a grant made by another process is
+// seen at once (DatabaseService::creditsChanged marks every balance stale).
+//
+// Instances on one PostgreSQL database decide together instead (setShared): the holds of all
+// of them are in the database and every admission is decided there (SharedState.h), so the
+// sum of what they admit never exceeds the balance.
 class CreditGate : public QObject
 {
     Q_OBJECT
@@ -39,11 +44,10 @@ public:
     // done runs at once when the known balance decides, else after the read.
     void admit(qint64 accountId, qint64 amount, QObject *context, Done done);
     void release(qint64 accountId, qint64 amount);
-    qint64 reserved(qint64 accountId) const
-    {
-        const auto it = m_accounts.constFind(accountId);
-        return it == m_accounts.cend() ? 0 : it->reserved;
-    }
+    // This instance's holds on the account.
+    qint64 reserved(qint64 accountId) const;
+    // Admission by the state instances share from now on (nullptr: this instance's own).
+    void setShared(SharedState *shared) { m_shared = shared; }
     // A balance this instance committed (the balance after its ledger entry ledgerId).
     void noteBalance(qint64 accountId, qint64 balance, qint64 ledgerId);
 
@@ -62,6 +66,7 @@ private:
     void read(qint64 accountId);
 
     DatabaseService &m_db;
+    SharedState *m_shared = nullptr;
     const int m_freshMs;
     QElapsedTimer m_clock;
     QHash<qint64, Account> m_accounts;

@@ -36,6 +36,15 @@ Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject 
       m_credits(db, this, settings.balanceFreshMs)
 {
     m_clock.start();
+    if (settings.sharedState && db.hasShared()) {
+        SharedState::Options options;
+        options.timeoutMs = settings.sharedTimeoutMs;
+        options.aliveMs = settings.instanceAliveMs;
+        m_shared = std::make_unique<SharedState>(db, options, this);
+        m_shared->start();
+        m_credits.setShared(m_shared.get());
+        m_metrics.addCollector([shared = m_shared.get()](Metrics &m) { shared->collect(m); });
+    }
 }
 
 void Pipeline::addErrorPrefix(const QString &prefix, ErrorStyle style)
@@ -218,18 +227,48 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
 
     // Step 3: rate limit per credential and bucket (no bucket to find when unlimited).
     const int limit = m_settings.tier(id.tier).limitFor(route.bucket);
-    RateLimiter::Decision d;
-    if (limit > 0) {
-        const QByteArray bucketKey =
-            (id.keyId ? "k" + QByteArray::number(id.keyId) : "t" + QByteArray::number(id.tokenId)) +
-            ':' + route.bucket.toUtf8();
-        d = m_rates.take(bucketKey, limit, m_clock.elapsed());
-        const qint64 resetEpochSeconds =
-            (QDateTime::currentMSecsSinceEpoch() + d.resetInMs + 999) / 1000;
-        ctx->m_rateHeaders = {{"X-RateLimit-Limit", QByteArray::number(d.limit)},
-                              {"X-RateLimit-Remaining", QByteArray::number(d.remaining)},
-                              {"X-RateLimit-Reset", QByteArray::number(resetEpochSeconds)}};
+    const QByteArray bucketKey = limit <= 0 ? QByteArray()
+                                            : (id.keyId ? "k" + QByteArray::number(id.keyId)
+                                                        : "t" + QByteArray::number(id.tokenId)) +
+                                                  ':' + route.bucket.toUtf8();
+    if (m_shared) {
+        // Steps 3 and 4 in one call to the shared state: the token and, if it allows, the hold.
+        const qint64 amount = id.kind == AuthMode::ApiKey ? route.reservation : 0;
+        if (limit <= 0 && amount <= 0) {
+            readBody(ctx);
+            return;
+        }
+        m_shared->admit(
+            bucketKey, limit, id.accountId, amount,
+            [this, ctx, limit, amount](const SharedState::Answer &a) {
+                if (ctx->isAnswered()) { // the client left meanwhile
+                    if (amount > 0 && a.rate.allowed && a.outcome == CreditGate::Outcome::Admitted)
+                        m_shared->release(ctx->identity().accountId, amount);
+                    return;
+                }
+                if (limit > 0 && !rated(ctx, a.rate))
+                    return;
+                if (amount <= 0) {
+                    readBody(ctx);
+                    return;
+                }
+                held(ctx, amount, a.outcome, a.balance, a.held, [this, ctx] { readBody(ctx); });
+            });
+        return;
     }
+    if (limit > 0 && !rated(ctx, m_rates.take(bucketKey, limit, m_clock.elapsed())))
+        return;
+    admit(ctx);
+}
+
+bool Pipeline::rated(const ContextPtr &ctx, const RateLimiter::Decision &d)
+{
+    const RouteSpec &route = *ctx->route();
+    const qint64 resetEpochSeconds =
+        (QDateTime::currentMSecsSinceEpoch() + d.resetInMs + 999) / 1000;
+    ctx->m_rateHeaders = {{"X-RateLimit-Limit", QByteArray::number(d.limit)},
+                          {"X-RateLimit-Remaining", QByteArray::number(d.remaining)},
+                          {"X-RateLimit-Reset", QByteArray::number(resetEpochSeconds)}};
     if (!d.allowed) {
         ctx->m_rateHeaders.append({"Retry-After", QByteArray::number(d.retryAfterSeconds)});
         ctx->respondError(429, QStringLiteral("Rate limit of %1 requests per minute reached for "
@@ -237,9 +276,9 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
                                    .arg(d.limit)
                                    .arg(route.bucket)
                                    .arg(d.retryAfterSeconds));
-        return;
+        return false;
     }
-    admit(ctx);
+    return true;
 }
 
 void Pipeline::admit(const ContextPtr &ctx)
@@ -253,40 +292,50 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
         then();
         return;
     }
-    const qint64 account = ctx->identity().accountId;
-    m_credits.admit(
-        account, amount, this,
-        [this, ctx, amount, then = std::move(then)](CreditGate::Outcome o, qint64 balance,
-                                                    qint64 held) {
-            if (ctx->isAnswered()) {
-                // Answered meanwhile (the client left, a timeout): hand the hold back at once.
-                if (o == CreditGate::Outcome::Admitted)
-                    m_credits.release(ctx->identity().accountId, amount);
-                return;
-            }
-            if (o == CreditGate::Outcome::Unavailable) {
-                ctx->respondError(503, QStringLiteral("The credit store is "
-                                                      "unavailable; try again."));
-                return;
-            }
-            if (o == CreditGate::Outcome::Insufficient) {
-                ctx->respondError(
-                    402, QStringLiteral("Insufficient credits: the balance is %1 with %2 held by "
-                                        "requests in progress, and this request needs at least %3.")
-                             .arg(Money::formatCredits(balance),
-                                  Money::formatCredits(held - ctx->m_reserved),
-                                  Money::formatCredits(amount + ctx->m_reserved)));
-                return;
-            }
-            ctx->m_reserved += amount;
-            if (ctx->clientGone()) {
-                // It left while its credit was read: nothing to do, and the 499 hands the hold
-                // back.
-                ctx->respondClientLeft();
-                return;
-            }
-            then();
-        });
+    m_credits.admit(ctx->identity().accountId, amount, this,
+                    [this, ctx, amount, then = std::move(then)](CreditGate::Outcome o,
+                                                                qint64 balance, qint64 held) {
+                        if (ctx->isAnswered()) {
+                            // Answered meanwhile (the client left, a timeout): the hold goes
+                            // back at once.
+                            if (o == CreditGate::Outcome::Admitted)
+                                m_credits.release(ctx->identity().accountId, amount);
+                            return;
+                        }
+                        this->held(ctx, amount, o, balance, held, then);
+                    });
+}
+
+void Pipeline::held(const ContextPtr &ctx, qint64 amount, CreditGate::Outcome o, qint64 balance,
+                    qint64 held, const std::function<void()> &then)
+{
+    if (o == CreditGate::Outcome::Unavailable) {
+        if (m_shared)
+            ctx->respondError(503,
+                              QStringLiteral("The state the instances share (credit holds) "
+                                             "cannot be reached; nothing was charged. Try again "
+                                             "shortly."),
+                              {}, {}, QStringLiteral("shared_state_unavailable"));
+        else
+            ctx->respondError(503, QStringLiteral("The credit store is unavailable; try again."));
+        return;
+    }
+    if (o == CreditGate::Outcome::Insufficient) {
+        ctx->respondError(
+            402,
+            QStringLiteral("Insufficient credits: the balance is %1 with %2 held by "
+                           "requests in progress, and this request needs at least %3.")
+                .arg(Money::formatCredits(balance), Money::formatCredits(held - ctx->m_reserved),
+                     Money::formatCredits(amount + ctx->m_reserved)));
+        return;
+    }
+    ctx->m_reserved += amount;
+    if (ctx->clientGone()) {
+        // It left while its credit was read: nothing to do, and the 499 hands the hold back.
+        ctx->respondClientLeft();
+        return;
+    }
+    then();
 }
 
 void Pipeline::run(const ContextPtr &ctx)

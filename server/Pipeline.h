@@ -8,8 +8,10 @@
 #include "RequestContext.h"
 #include "Router.h"
 #include "ServerSettings.h"
+#include "SharedState.h"
 #include "Store.h"
 
+#include <memory>
 #include <QElapsedTimer>
 #include <QObject>
 
@@ -41,6 +43,9 @@ public:
     DatabaseService &database() { return m_db; }
     Metrics &metrics() { return m_metrics; }
     CreditGate &credits() { return m_credits; }
+    // The state instances on one PostgreSQL database share; nullptr on SQLite or when
+    // server.shared_state is "off".
+    SharedState *sharedState() { return m_shared.get(); }
     const ServerSettings &settings() const { return m_settings; }
 
     void head(const ExchangePtr &exchange) override;
@@ -68,6 +73,11 @@ private:
     void readBody(const ContextPtr &ctx);
     void authenticate(const ContextPtr &ctx);
     void authorized(const ContextPtr &ctx, const Authenticator::Record &record);
+    // Step 3's outcome: the rate-limit headers, and a 429 (false) when it refused.
+    bool rated(const ContextPtr &ctx, const RateLimiter::Decision &d);
+    // Step 4's outcome for a hold of `amount`: 503, 402, or then() with the hold kept.
+    void held(const ContextPtr &ctx, qint64 amount, CreditGate::Outcome o, qint64 balance,
+              qint64 held, const std::function<void()> &then);
     void admit(const ContextPtr &ctx);
     void run(const ContextPtr &ctx);
     void write(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
@@ -86,6 +96,7 @@ private:
     RateLimiter m_rates;
     QElapsedTimer m_clock; // the rate limiter's time: monotonic, since the Pipeline began
     CreditGate m_credits;
+    std::unique_ptr<SharedState> m_shared;
     Metrics m_metrics;
     // Set as destruction begins: the members' waiting callbacks may hold the last reference to
     // a context, whose destructor must not reach the credit gate they are being torn out of.

@@ -10,10 +10,9 @@ RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qi
         for (auto it = m_buckets.begin(); it != m_buckets.end();)
             it = nowMs - it->updatedMs > 120'000 ? m_buckets.erase(it) : std::next(it);
     }
-    Decision d;
-    d.limit = perMinute;
     if (perMinute <= 0) { // 0 or negative: unlimited
-        d.remaining = 0;
+        Decision d;
+        d.limit = perMinute;
         return d;
     }
     const double ratePerMs = perMinute / 60'000.0;
@@ -23,15 +22,21 @@ RateLimiter::Decision RateLimiter::take(const QByteArray &key, int perMinute, qi
     Bucket &b = *it;
     b.tokens = std::min<double>(perMinute, b.tokens + (nowMs - b.updatedMs) * ratePerMs);
     b.updatedMs = nowMs;
-    if (b.tokens >= 1.0) {
+    const bool allowed = b.tokens >= 1.0;
+    if (allowed)
         b.tokens -= 1.0;
-        d.allowed = true;
-    } else {
-        d.allowed = false;
-        d.retryAfterSeconds = std::max(1, int(std::ceil((1.0 - b.tokens) / ratePerMs / 1000.0)));
-    }
-    d.remaining = int(std::floor(b.tokens));
-    const double msToFull = (perMinute - b.tokens) / ratePerMs;
-    d.resetInMs = qint64(std::ceil(msToFull));
+    return decision(allowed, b.tokens, perMinute);
+}
+
+RateLimiter::Decision RateLimiter::decision(bool allowed, double tokens, int perMinute)
+{
+    Decision d;
+    d.limit = perMinute;
+    d.allowed = allowed;
+    const double ratePerMs = perMinute / 60'000.0;
+    if (!allowed)
+        d.retryAfterSeconds = std::max(1, int(std::ceil((1.0 - tokens) / ratePerMs / 1000.0)));
+    d.remaining = std::max(0, int(std::floor(tokens)));
+    d.resetInMs = qint64(std::ceil((perMinute - tokens) / ratePerMs));
     return d;
 }

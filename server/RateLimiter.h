@@ -5,8 +5,9 @@
 #include <QString>
 
 // Token buckets per (credential, bucket name): a limit of N requests per minute refills N/60
-// tokens a second up to N, so a client may burst N and then sustain N a minute. Kept in memory
-// per instance (instances sharing a database each enforce the limit on their own traffic).
+// tokens a second up to N, so a client may burst N and then sustain N a minute. Kept in memory:
+// the limiter of a single instance, and of each instance while the state they share cannot be
+// reached (SharedState.h keeps the buckets of instances on one PostgreSQL database).
 // Time is a monotonic clock's milliseconds (the Pipeline's): a wall clock that steps, forward
 // or back, neither fills nor drains a bucket.
 class RateLimiter
@@ -22,6 +23,9 @@ public:
     };
 
     Decision take(const QByteArray &key, int perMinute, qint64 nowMs);
+    // The decision for a bucket of perMinute left with `tokens` after this request was
+    // allowed (one taken) or refused; the shared limiter's too (SharedState).
+    static Decision decision(bool allowed, double tokens, int perMinute);
     void clear() { m_buckets.clear(); }
 
 private:

@@ -98,8 +98,16 @@ void Server::registerCoreRoutes(const QList<ServiceFamily *> &families)
     health.pattern = QStringLiteral("/healthz");
     health.family = QStringLiteral("public");
     health.auth = AuthMode::Public;
-    health.handler = [](const ContextPtr &ctx) {
-        ctx->respondRaw(200, "application/json", QByteArrayLiteral("{\"status\":\"ok\"}"));
+    health.handler = [shared = m_pipeline->sharedState()](const ContextPtr &ctx) {
+        if (!shared) {
+            ctx->respondRaw(200, "application/json", QByteArrayLiteral("{\"status\":\"ok\"}"));
+            return;
+        }
+        // An instance that cannot reach the state it shares refuses billed requests: a load
+        // balancer's check takes it out while others can still serve.
+        const bool up = shared->isUp();
+        ctx->respondJson(up ? 200 : 503, QJsonObject{{"status", up ? "ok" : "degraded"},
+                                                     {"shared_state", shared->health()}});
     };
     m_pipeline->addRoute(health);
 

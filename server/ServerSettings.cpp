@@ -82,6 +82,15 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                                      "\"full\"");
         s.sqliteFullSync = sync.toString() == u"full";
     }
+    intField("shared_state_timeout_ms", s.sharedTimeoutMs);
+    intField("instance_alive_ms", s.instanceAliveMs);
+    const QJsonValue shared = server.value("shared_state");
+    if (!shared.isUndefined()) {
+        if (shared.toString() != u"auto" && shared.toString() != u"off")
+            throw std::runtime_error("config: server.shared_state must be \"auto\" (shared "
+                                     "with PostgreSQL) or \"off\" (per instance)");
+        s.sharedState = shared.toString() == u"auto";
+    }
     const QJsonValue metricsPublic = server.value("metrics_public");
     if (!metricsPublic.isUndefined()) {
         if (!metricsPublic.isBool())

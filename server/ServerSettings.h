@@ -42,6 +42,13 @@ struct ServerSettings
     qint64 maxBufferedBytes = qint64(256) << 20;
     int drainTimeoutMs = 10'000;
     int authCacheMs = 2'000;
+    // server.shared_state "auto": on PostgreSQL, rate limits and credit holds are kept in the
+    // database for every instance on it (SharedState.h); "off": per instance, as on SQLite.
+    bool sharedState = true;
+    // A call to the shared state not answered this fast counts as failed (SharedState.h).
+    int sharedTimeoutMs = 2'000;
+    // An instance not seen this long is gone: its holds stop counting.
+    int instanceAliveMs = 10'000;
     // How old a balance read may be and still admit a request (CreditGate).
     int balanceFreshMs = 1'000;
     // Unsent bytes of a stream before its client is dropped as not reading.

@@ -41,10 +41,11 @@ constexpr qsizetype kMaxPiece = 16 * 1024; // a sentence from espeak-ng comes as
 constexpr int kTakenPollMs = 5;
 // The kernel's queue for a speech answer: the lag of the count of audio taken behind what the
 // client took is at most what waits in the server (kUnsentWindow and a piece) plus this queue
-// (Linux reserves twice the figure, bookkeeping included). Left to the kernel's tuning it grew
-// to megabytes on loopback, a client taking 4 MB was billed for 3.5. 48 kHz stereo is 192 KB a
-// second, and the queue refills at every write and poll: the cap never slows an answer down.
-constexpr int kSendQueue = 64 * 1024;
+// (Linux reserves twice the figure, and may pass it by one segment, 64 KiB on loopback): about
+// 208 KiB, a second of 48 kHz stereo. Left to the kernel's tuning the queue grew to megabytes
+// on loopback, and a client taking 4 MB was billed for 3.5. The queue refills at every write
+// and poll, so the cap never holds an answer below many times its audio's rate.
+constexpr int kSendQueue = 32 * 1024;
 // Audio the engine may make ahead of what the connection was given: past it the engine's
 // worker waits, so a slow reader slows the engine down instead of making the server hold its
 // whole answer (minutes of 48 kHz stereo are tens of megabytes, outside the HTTP edge's

@@ -295,6 +295,29 @@ UpstreamClient &ProviderRegistry::client()
 void ProviderRegistry::startCatalogSync(DatabaseService *db)
 {
     m_db = db;
+    m_catalogsChanged =
+        connect(db, &DatabaseService::changed, this, [this](const QStringList &topics) {
+            if (!m_db || !topics.contains(QLatin1String("catalogs")))
+                return;
+            QPointer<ProviderRegistry> self = this;
+            m_db->read<QList<Store::CatalogCacheEntry>>(
+                this, [](Store &store) { return store.catalogCache(); },
+                [self](const DbResult<QList<Store::CatalogCacheEntry>> &r) {
+                    if (!self || !self->m_db || !r.ok())
+                        return;
+                    const auto installed = self->snapshot()->liveFetched;
+                    for (const auto &e : r.value) {
+                        if (installed.value(e.provider) >= e.fetched)
+                            continue; // this instance's own, or older
+                        try {
+                            self->installLive(e.provider, e.body, e.fetched);
+                        } catch (const std::exception &ex) {
+                            qWarning("stored catalog of %s is unreadable: %s",
+                                     qPrintable(e.provider), ex.what());
+                        }
+                    }
+                });
+        });
     QPointer<ProviderRegistry> self = this;
     db->read<QList<Store::CatalogCacheEntry>>(
         this, [](Store &store) { return store.catalogCache(); },
@@ -320,6 +343,7 @@ void ProviderRegistry::startCatalogSync(DatabaseService *db)
 
 void ProviderRegistry::stopCatalogSync()
 {
+    disconnect(m_catalogsChanged);
     m_db = nullptr;
     qDeleteAll(m_timers);
     m_timers.clear();

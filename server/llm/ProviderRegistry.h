@@ -81,7 +81,8 @@ public:
     void restKey(const ProviderConfig &provider, const QString &key);
 
     // Live catalogs: loads the database cache, then refreshes each catalog provider now and on
-    // its timer. Call once, on the registry's thread.
+    // its timer. Call once, on the registry's thread. A catalog another instance (or process)
+    // stored is installed as soon as the change feed says so ("catalogs"), when it is newer.
     void startCatalogSync(DatabaseService *db);
     // Stops the timers and forgets the database (before it stops); refreshes on demand still
     // work, without writing the cache.
@@ -118,6 +119,7 @@ private:
     QHash<QString, QByteArray> m_liveBodies; // provider -> last good model list
     KeyRotation m_keys;
     DatabaseService *m_db = nullptr;
+    QMetaObject::Connection m_catalogsChanged;
     UpstreamClient *m_client = nullptr;
     QHash<QString, QTimer *> m_timers;
 };

@@ -70,8 +70,9 @@ constexpr int kSmallReceiveBuffer = 64 * 1024;
 
 // What a speech answer's count of the audio taken may lag behind what the connection took
 // (server/audio/README.md, "Billing"): the 64 KiB the server lets wait unsent and one piece,
-// and the kernel's queue for the answer (64 KiB asked, twice that reserved).
-constexpr qint64 kTakenSlack = (64 + 16 + 2 * 64) * 1024;
+// and the kernel's queue for the answer (32 KiB asked, twice that reserved, and one 64 KiB
+// segment past it).
+constexpr qint64 kTakenSlack = (64 + 16 + 2 * 32 + 64) * 1024;
 
 // One request's usage row, as stored.
 struct UsageRow

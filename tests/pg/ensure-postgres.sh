@@ -124,6 +124,16 @@ port_in_use() {
         (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
     fi
 }
+# A cluster started again keeps its port (clients reconnect to the same URL) unless something
+# listens there: connections the server closed when it stopped (TIME_WAIT) do not stop it from
+# listening again.
+port_listened() {
+    if command -v ss >/dev/null; then
+        [ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
+    else
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+    fi
+}
 free_port() {
     local p
     for _ in $(seq 1 200); do
@@ -168,7 +178,7 @@ else
     started=0
     for attempt in 1 2 3 4 5; do
         PORT=$(cat "$PORT_FILE" 2>/dev/null || true)
-        if [ -z "$PORT" ] || port_in_use "$PORT"; then
+        if [ -z "$PORT" ] || port_listened "$PORT"; then
             PORT=$(free_port) || die "found no free port"
         fi
         echo "$PORT" >"$PORT_FILE"
@@ -177,7 +187,7 @@ else
             started=1
             break
         fi
-        if port_in_use "$PORT" && [ "$attempt" -lt 5 ]; then
+        if port_listened "$PORT" && [ "$attempt" -lt 5 ]; then
             say "port $PORT was taken meanwhile; trying another"
             rm -f "$PORT_FILE"
             continue

@@ -1145,6 +1145,45 @@ private slots:
         service.stop();
     }
 
+    // A live catalog one instance fetched is installed at once by another instance on the same
+    // database (the change feed's "catalogs" topic), which neither fetches it nor waits for a
+    // timer: here the other's upstream is unreachable and refreshed on demand only.
+    void liveCatalogSeenByOtherInstances_data() { addBackendRows(); }
+    void liveCatalogSeenByOtherInstances()
+    {
+        SY_OPEN_DB(db);
+        Fake fake;
+        const ServerSettings settings = settingsFor(fake);
+        GatewayConfig offline = gatewayConfig(settings);
+        offline.providers[3].baseUrl =
+            QStringLiteral("http://127.0.0.1:%1/api/v1").arg(closedPort());
+        ProviderRegistry other(offline, {});
+        DatabaseService otherService(db.config());
+        otherService.start({GatewayTables::migrations()});
+        other.startCatalogSync(&otherService);
+        QVERIFY(other.snapshot()->live.value(QStringLiteral("openrouter")).isEmpty());
+
+        ProviderRegistry fetcher(gatewayConfig(settings), {});
+        DatabaseService service(db.config());
+        service.start({GatewayTables::migrations()});
+        fetcher.startCatalogSync(&service);
+        QSignalSpy refreshed(&fetcher, &ProviderRegistry::catalogRefreshed);
+        fetcher.refreshCatalog(QStringLiteral("openrouter"));
+        QVERIFY(refreshed.wait(5000));
+        QCOMPARE(refreshed.at(0).at(2).toString(), QString());
+        QElapsedTimer seen;
+        seen.start();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !other.snapshot()->live.value(QStringLiteral("openrouter")).isEmpty(), 5000);
+        qInfo("the other instance installed the catalog %lld ms after it was stored",
+              seen.elapsed());
+        QVERIFY(seen.elapsed() < 250);
+        QCOMPARE(other.snapshot()->live.value(QStringLiteral("openrouter")).size(),
+                 fetcher.snapshot()->live.value(QStringLiteral("openrouter")).size());
+        service.stop();
+        otherService.stop();
+    }
+
     // Without a key a catalog provider is not fetched on its own (no outbound call on a fresh
     // install), but an explicit refresh still works.
     void catalogWithoutKeyIsFetchedOnlyOnDemand()
