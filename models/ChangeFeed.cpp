@@ -1,13 +1,8 @@
 #include "ChangeFeed.h"
 
-#include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTimer>
-
-namespace {
-const QString kChannel = QStringLiteral("switchyard_changes");
-}
 
 class ChangeFeed::Worker : public QObject
 {
@@ -21,7 +16,7 @@ public:
     void begin()
     {
         m_timer = new QTimer(this);
-        m_timer->setInterval(m_config.isPostgres() ? kSafetyPollMs : m_pollMs);
+        m_timer->setInterval(m_pollMs);
         connect(m_timer, &QTimer::timeout, this, &Worker::poll);
         m_timer->start();
         if (open())
@@ -44,14 +39,6 @@ private:
             failed(QString::fromUtf8(e.what()));
             return false;
         }
-        if (m_config.isPostgres()) {
-            QSqlDriver *driver = m_db.driver();
-            connect(driver, &QSqlDriver::notification, this, [this] { read(true); });
-            if (!driver->subscribeToNotification(kChannel)) {
-                failed(driver->lastError().text());
-                return false;
-            }
-        }
         return true;
     }
 
@@ -60,8 +47,6 @@ private:
         if (!m_db.isValid())
             return;
         const QString name = m_db.connectionName();
-        if (m_config.isPostgres() && m_db.isOpen())
-            m_db.driver()->unsubscribeFromNotification(kChannel);
         m_db = QSqlDatabase();
         DatabaseConfig::close(name);
     }

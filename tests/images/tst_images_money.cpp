@@ -247,9 +247,16 @@ void TestImagesMoney::concurrentTasksNeverOverdraw()
         (r.status == 402 ? refused : served)++;
         QVERIFY(balance(f) >= 0);
     }
-    // One instance: its gate admits exactly what the balance covers, a synchronous request's
-    // hold in memory handed back once its durable hold stands (never counted twice).
-    QCOMPARE(served, kFits);
+    // One instance: its gate admits what the balance covers, a synchronous request's hold
+    // handed back once its durable hold stands. On SQLite the gate is in memory and the hand-
+    // back immediate: exactly what fits. On PostgreSQL the holds are in the shared state and a
+    // hand-back goes with the next batch, so for a moment the durable hold and the shared one
+    // both count and one more request may be refused (server/SharedState.h); never one more
+    // admitted.
+    if (f.store().isPostgres())
+        QVERIFY2(served == kFits || served == kFits - 1, qPrintable(QString::number(served)));
+    else
+        QCOMPARE(served, kFits);
     QCOMPARE(served + refused, kClients);
     QCOMPARE(count(f, "SELECT COUNT(*) FROM image_tasks"), served);
     QTRY_COMPARE_WITH_TIMEOUT(
