@@ -97,8 +97,11 @@ private slots:
         QCOMPARE(d.outcome, CreditGate::Outcome::Insufficient);
         QCOMPARE(d.reserved, qint64(60));
 
-        // A grant made a moment ago outside this instance admits at once.
+        // A grant made a moment ago outside this instance admits at once (the announcement
+        // that follows it only makes the gate read again).
+        announced.clear();
         f.outside->applyLedger(f.account, "grant", 100, "more", "", 0);
+        QVERIFY(announced.wait(5000));
         d = admit(gate, f.account, 50, &context);
         QCOMPARE(d.outcome, CreditGate::Outcome::Admitted);
         QCOMPARE(d.balance, qint64(200));
