@@ -106,8 +106,8 @@ RateLimiter::Decision SharedState::local(const QByteArray &bucket, int perMinute
 SharedState::Answer SharedState::fallback(const Waiting &w)
 {
     Answer a;
-    if (!w.bucket.isEmpty())
-        a.rate = local(w.bucket, w.call.perMinute);
+    if (!w.call.bucket.isEmpty())
+        a.rate = local(w.call.bucket.toLatin1(), w.call.perMinute);
     if (w.call.amount > 0)
         a.outcome = CreditGate::Outcome::Unavailable; // money fails closed
     return a;
@@ -117,7 +117,6 @@ void SharedState::admit(const QByteArray &bucket, int perMinute, qint64 accountI
                         Done done)
 {
     Waiting w;
-    w.bucket = bucket;
     w.call = {QString::fromLatin1(bucket), perMinute, accountId, amount};
     w.done = std::move(done);
     m_waiting.append(std::move(w));
@@ -217,7 +216,7 @@ void SharedState::send(bool retry)
                     const Waiting &w = batch->at(i);
                     const Store::SharedAnswer &x = r.value[i];
                     Answer a;
-                    if (!w.bucket.isEmpty())
+                    if (!w.call.bucket.isEmpty())
                         a.rate = RateLimiter::decision(x.allowed, x.tokens, w.call.perMinute);
                     if (w.call.amount > 0 && x.allowed) {
                         a.outcome = x.admitted ? CreditGate::Outcome::Admitted

@@ -64,9 +64,7 @@ public:
     // Notes this instance alive (before the first request, so that its holds count at once);
     // then every heartbeatMs.
     void start();
-    const QString &instance() const { return m_instance; }
     bool isUp() const { return m_up; }
-    int instances() const { return m_instances; } // alive at the last heartbeat, at least 1
 
     struct Answer
     {
@@ -99,7 +97,6 @@ private:
     struct Waiting
     {
         Store::SharedCall call;
-        QByteArray bucket;
         Done done;
     };
     void beat();
@@ -121,7 +118,7 @@ private:
     QHash<qint64, qint64> m_releases; // account -> units to hand back
     bool m_inFlight = false;
     bool m_up = true;
-    int m_instances = 1;
+    int m_instances = 1; // alive at the last heartbeat, at least 1
     quint64 m_failures = 0;
     quint64 m_fallbacks = 0;
     qint64 m_lastSweepMs = -1;
