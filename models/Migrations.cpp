@@ -211,6 +211,30 @@ const Migrations::Component &core()
                 "END LOOP; "
                 "END $$",
             },
+            // 8: a usage record's quantities besides tokens are rows of usage_meters, one per
+            // meter with a name the family chooses, so that a family billing a new unit needs
+            // no column here. The three columns of the first families move there (a 0 is no
+            // row: a meter a record lacks reads as 0) and are dropped. No foreign key: a meter
+            // row is written with its record, by the same statement or transaction, and usage
+            // records are never deleted. The primary key is also the lookup by record.
+            // SQLite's DROP COLUMN rewrites the table in place: ids, the AUTOINCREMENT
+            // sequence and the index on (account_id, time_ms) stay; none of the three columns
+            // is in an index, a constraint, a trigger or a view.
+            {
+                "{SQLITE}CREATE TABLE usage_meters (usage_id BIGINT NOT NULL, meter TEXT NOT "
+                "NULL, quantity BIGINT NOT NULL, PRIMARY KEY (usage_id, meter)) WITHOUT ROWID",
+                "{POSTGRES}CREATE TABLE usage_meters (usage_id BIGINT NOT NULL, meter TEXT NOT "
+                "NULL, quantity BIGINT NOT NULL, PRIMARY KEY (usage_id, meter))",
+                "INSERT INTO usage_meters (usage_id, meter, quantity) SELECT id, 'audio_ms', "
+                "audio_ms FROM usage_records WHERE audio_ms <> 0",
+                "INSERT INTO usage_meters (usage_id, meter, quantity) SELECT id, 'characters', "
+                "characters FROM usage_records WHERE characters <> 0",
+                "INSERT INTO usage_meters (usage_id, meter, quantity) SELECT id, 'images', "
+                "images FROM usage_records WHERE images <> 0",
+                "ALTER TABLE usage_records DROP COLUMN audio_ms",
+                "ALTER TABLE usage_records DROP COLUMN characters",
+                "ALTER TABLE usage_records DROP COLUMN images",
+            },
         }};
     return c;
 }
@@ -270,7 +294,8 @@ int latestVersion(const QList<Component> &families)
     return int(n);
 }
 
-int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &families)
+int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &families,
+          int coreVersion)
 {
     const bool pg = kind == DatabaseConfig::Kind::Postgres;
     const QString id = pg ? QStringLiteral("BIGSERIAL PRIMARY KEY")
@@ -296,6 +321,8 @@ int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &fa
         }
     }
     QList<Component> all{core()};
+    if (coreVersion >= 0 && coreVersion < all.first().steps.size())
+        all.first().steps.resize(coreVersion);
     all.append(families);
     int applied = 0;
     for (const Component &c : all) {

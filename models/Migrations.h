@@ -25,7 +25,9 @@ const Component &coreComponent();
 // The number of steps of the core and `families` together.
 int latestVersion(const QList<Component> &families = {});
 // Applies what is missing of the core and `families` and returns the number of their steps now
-// recorded. Throws StoreError.
-int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &families = {});
+// recorded. coreVersion below the core's latest stops the core there (to build a database as
+// an earlier release left it, for tests of the steps after). Throws StoreError.
+int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &families = {},
+          int coreVersion = -1);
 
 } // namespace Migrations

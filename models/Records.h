@@ -1,6 +1,8 @@
 #pragma once
 
+#include <algorithm>
 #include <QDateTime>
+#include <QList>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -47,6 +49,15 @@ struct LedgerEntry
     QDateTime created;
 };
 
+// One quantity of a usage record: a name the family that sets it chooses ("characters",
+// "audio_ms", "images"...) and an exact integer. Stored in usage_meters beside the record.
+struct UsageMeter
+{
+    QString name;
+    qint64 quantity = 0;
+    bool operator==(const UsageMeter &) const = default;
+};
+
 struct UsageRecord
 {
     qint64 id = 0;
@@ -60,15 +71,38 @@ struct UsageRecord
     qint64 outputTokens = 0;
     qint64 cacheReadTokens = 0;
     qint64 cacheWriteTokens = 0;
-    qint64 characters = 0;
-    qint64 audioMs = 0;
-    qint64 images = 0; // images produced and billed (image tasks)
     qint64 requests = 1;
     qint64 cost = 0; // units
     int status = 0;
     int latencyMs = 0;
     QString requestId;
     bool estimated = false;
+    // The quantities a family bills by besides tokens, by name (UsageMeters.h): each name once,
+    // in name order, none of them 0 (a meter a record lacks is 0).
+    QList<UsageMeter> meters;
+
+    qint64 meter(QStringView name) const
+    {
+        for (const UsageMeter &m : meters)
+            if (m.name == name)
+                return m.quantity;
+        return 0;
+    }
+    // Sets a meter's quantity; 0 removes it.
+    void setMeter(const QString &name, qint64 quantity)
+    {
+        auto at =
+            std::lower_bound(meters.begin(), meters.end(), name,
+                             [](const UsageMeter &m, const QString &n) { return m.name < n; });
+        if (at != meters.end() && at->name == name) {
+            if (quantity == 0)
+                meters.erase(at);
+            else
+                at->quantity = quantity;
+        } else if (quantity != 0) {
+            meters.insert(at, UsageMeter{name, quantity});
+        }
+    }
 };
 
 struct CreatedSecret

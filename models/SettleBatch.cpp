@@ -6,7 +6,9 @@
 // binding (about 2,800 instructions a value: it names each position with QString::arg) and its
 // per-execution result cache were the largest part left, so on SQLite the statements run on
 // SQLite's own API (SqliteStatements.h). PostgreSQL's cost is round trips instead: it settles a
-// batch in one statement (SettleBatchPostgres.cpp).
+// batch in one statement (SettleBatchPostgres.cpp). A record's meters (usage_meters) are one
+// more multi-row insert on SQLite and part of that one statement on PostgreSQL, in both only
+// when the batch has any.
 #include "SqliteStatements.h"
 #include "Store.h"
 #include "UsageColumns.h"
@@ -21,6 +23,7 @@
 #include <QStringEncoder>
 #include <QVariant>
 #include <sqlite3.h>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -86,6 +89,14 @@ const Texts &usageTexts()
     static const Texts t =
         texts("INSERT INTO usage_records (" + UsageColumns::names() + ") VALUES ",
               UsageColumns::count(), {});
+    return t;
+}
+
+// The records' meters, after the records: a batch whose records have none runs none of these.
+const Texts &meterTexts()
+{
+    static const Texts t =
+        texts("INSERT INTO usage_meters (usage_id, meter, quantity) VALUES ", 3, {});
     return t;
 }
 
@@ -447,4 +458,19 @@ void Store::writeSqlite(QList<Settlement> &batch, const QList<qsizetype> &rows, 
             UsageColumns::bind(batch[i].usage, now, q);
         },
         [&batch](qsizetype i, qint64 id) { batch[i].usage.id = id; });
+
+    std::vector<std::pair<qint64, const UsageMeter *>> meters; // (usage id, meter)
+    for (qsizetype i : usage)
+        for (const UsageMeter &m : batch[i].usage.meters)
+            meters.emplace_back(batch[i].usage.id, &m);
+    QList<qsizetype> meterRows(qsizetype(meters.size()));
+    std::iota(meterRows.begin(), meterRows.end(), qsizetype(0));
+    insertRows(
+        meterTexts(), meterRows,
+        [&meters](SettleStatement &q, qsizetype i) {
+            q.bind(meters[size_t(i)].first);
+            q.bind(meters[size_t(i)].second->name);
+            q.bind(meters[size_t(i)].second->quantity);
+        },
+        [](qsizetype, qint64) {});
 }

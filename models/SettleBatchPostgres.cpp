@@ -12,6 +12,7 @@
 #include "Store.h"
 #include "UsageColumns.h"
 
+#include <algorithm>
 #include <bit>
 #include <QSqlError>
 #include <QVariant>
@@ -32,7 +33,11 @@ namespace {
 //
 // Without lookup (settleNewText), the same with no dup: every charge is taken for new, and the
 // ledger's unique index (ledger_once) refuses the statement when one is not (settlePostgres).
-QByteArray settleTextOf(bool lookup)
+//
+// With meters, three more arrays after the time (each meter's ord, name and quantity) and the
+// stored records' meters inserted into usage_meters by the same statement; a batch without
+// meters runs the text without them.
+QByteArray settleTextOf(bool lookup, bool meters)
 {
     QByteArray arrays, names = UsageColumns::names();
     const UsageRecord none;
@@ -74,24 +79,27 @@ QByteArray settleTextOf(bool lookup)
            "AND EXISTS (SELECT 1 FROM accounts a WHERE a.id = r.account_id)) ORDER BY r.ord) "
            "s), "
            "usage_rows AS (INSERT INTO usage_records (id, " +
-           names + ") SELECT id, " + names +
-           " FROM stored) "
+           names + ") SELECT id, " + names + " FROM stored) " +
+           (meters ? ", meter_rows AS (INSERT INTO usage_meters (usage_id, meter, quantity) "
+                     "SELECT s.id, m.meter, m.quantity FROM stored s JOIN unnest(?::int[], "
+                     "?::text[], ?::bigint[]) AS m(ord, meter, quantity) ON m.ord = s.ord) "
+                   : "") +
            "SELECT 'c', ord, id, account_id, -cost, balance_after, NULL::text, NULL::text, "
            "NULL::bigint FROM charged "
            "UNION ALL SELECT 'u', ord, id, NULL, NULL, NULL, NULL, NULL, NULL FROM stored" +
            dupRows;
 }
 
-const QByteArray &settleText()
+const QByteArray &settleText(bool meters)
 {
-    static const QByteArray text = settleTextOf(true);
-    return text;
+    static const QByteArray text[2] = {settleTextOf(true, false), settleTextOf(true, true)};
+    return text[meters];
 }
 
-const QByteArray &settleNewText()
+const QByteArray &settleNewText(bool meters)
 {
-    static const QByteArray text = settleTextOf(false);
-    return text;
+    static const QByteArray text[2] = {settleTextOf(false, false), settleTextOf(false, true)};
+    return text[meters];
 }
 
 // One settlement alone, as every batch is at concurrency 1: the rules above without unnest, the
@@ -101,38 +109,46 @@ const QByteArray &settleNewText()
 // of one, 0.30-0.33 ms in this form. Through Qt SQL the gain is larger, the arrays' text gone:
 // tests/bench/gateway-bench.sh --quick --pg, two builds alternated twice on new databases, added
 // p50 at concurrency 1 +0.95, +0.88 -> +0.54, +0.55 ms, p99 +1.78, +1.60 -> +0.92, +1.03 ms.
-const QByteArray &settleOneText()
+// With meters, two more arrays after the time: the record's meter names and quantities.
+QByteArray settleOneTextOf(bool meters)
 {
-    static const QByteArray text = [] {
-        QByteArray params, names = UsageColumns::names();
-        const UsageRecord none;
-        UsageColumns::forEach(none, [&](const UsageColumns::Column &c, const auto &) {
-            params += QByteArray(", ?::") + c.pgType + " AS " + c.name;
-        });
-        return "WITH r AS NOT MATERIALIZED (SELECT ?::int AS ord" + params +
-               ", ?::bigint AS now), "
-               "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, "
-               "l.reason, l.request_id, l.created_ms FROM ledger l, r WHERE l.kind = 'charge' AND "
-               "l.request_id <> '' AND l.request_id = r.request_id AND r.cost > 0), "
-               "upd AS (UPDATE accounts a SET balance = a.balance - r.cost FROM r WHERE a.id = "
-               "r.account_id AND r.cost > 0 AND NOT EXISTS (SELECT 1 FROM dup) RETURNING a.id, "
-               "a.balance), "
-               "charged AS (INSERT INTO ledger (account_id, kind, amount, balance_after, reason, "
-               "request_id, created_ms) SELECT u.id, 'charge', -r.cost, u.balance, r.endpoint, "
-               "r.request_id, r.now FROM upd u, r RETURNING id, account_id, amount, "
-               "balance_after), "
-               "stored AS (INSERT INTO usage_records (" +
-               names + ") SELECT " + names +
-               " FROM r WHERE EXISTS (SELECT 1 FROM charged) OR (r.cost <= 0 AND EXISTS (SELECT "
-               "1 FROM accounts a WHERE a.id = r.account_id)) RETURNING id) "
-               "SELECT 'c', (SELECT ord FROM r), id, account_id, amount, balance_after, "
-               "NULL::text, NULL::text, NULL::bigint FROM charged "
-               "UNION ALL SELECT 'u', (SELECT ord FROM r), id, NULL, NULL, NULL, NULL, NULL, NULL "
-               "FROM stored "
-               "UNION ALL SELECT 'd', NULL, id, account_id, amount, balance_after, reason, "
-               "request_id, created_ms FROM dup";
-    }();
-    return text;
+    QByteArray params, names = UsageColumns::names();
+    const UsageRecord none;
+    UsageColumns::forEach(none, [&](const UsageColumns::Column &c, const auto &) {
+        params += QByteArray(", ?::") + c.pgType + " AS " + c.name;
+    });
+    return "WITH r AS NOT MATERIALIZED (SELECT ?::int AS ord" + params +
+           ", ?::bigint AS now), "
+           "dup AS MATERIALIZED (SELECT l.id, l.account_id, l.amount, l.balance_after, "
+           "l.reason, l.request_id, l.created_ms FROM ledger l, r WHERE l.kind = 'charge' AND "
+           "l.request_id <> '' AND l.request_id = r.request_id AND r.cost > 0), "
+           "upd AS (UPDATE accounts a SET balance = a.balance - r.cost FROM r WHERE a.id = "
+           "r.account_id AND r.cost > 0 AND NOT EXISTS (SELECT 1 FROM dup) RETURNING a.id, "
+           "a.balance), "
+           "charged AS (INSERT INTO ledger (account_id, kind, amount, balance_after, reason, "
+           "request_id, created_ms) SELECT u.id, 'charge', -r.cost, u.balance, r.endpoint, "
+           "r.request_id, r.now FROM upd u, r RETURNING id, account_id, amount, "
+           "balance_after), "
+           "stored AS (INSERT INTO usage_records (" +
+           names + ") SELECT " + names +
+           " FROM r WHERE EXISTS (SELECT 1 FROM charged) OR (r.cost <= 0 AND EXISTS (SELECT "
+           "1 FROM accounts a WHERE a.id = r.account_id)) RETURNING id) " +
+           (meters ? ", meter_rows AS (INSERT INTO usage_meters (usage_id, meter, "
+                     "quantity) SELECT s.id, m.meter, m.quantity FROM stored s, "
+                     "unnest(?::text[], ?::bigint[]) AS m(meter, quantity)) "
+                   : "") +
+           "SELECT 'c', (SELECT ord FROM r), id, account_id, amount, balance_after, "
+           "NULL::text, NULL::text, NULL::bigint FROM charged "
+           "UNION ALL SELECT 'u', (SELECT ord FROM r), id, NULL, NULL, NULL, NULL, NULL, NULL "
+           "FROM stored "
+           "UNION ALL SELECT 'd', NULL, id, account_id, amount, balance_after, reason, "
+           "request_id, created_ms FROM dup";
+}
+
+const QByteArray &settleOneText(bool meters)
+{
+    static const QByteArray text[2] = {settleOneTextOf(false), settleOneTextOf(true)};
+    return text[meters];
 }
 
 // Binds the parameters of settleOneText(): a single settlement's columns as scalars.
@@ -148,11 +164,23 @@ void bindOne(QSqlQuery &q, const UsageRecord &usage, qsizetype ord, qint64 now)
     q.addBindValue(int(ord));
     UsageColumns::bind(usage, now, Sink{q});
     q.addBindValue(now);
+    if (!usage.meters.isEmpty()) {
+        const auto [names, quantities] = UsageColumns::meterArrays(usage.meters);
+        q.addBindValue(names);
+        q.addBindValue(quantities);
+    }
 }
 
-// Binds the parameters of settleText(): one array per column.
+// Whether any of the rows has meters: the statement's form with them.
+bool hasMeters(const QList<Store::Settlement> &batch, const QList<qsizetype> &rows)
+{
+    return std::any_of(rows.begin(), rows.end(),
+                       [&batch](qsizetype i) { return !batch[i].usage.meters.isEmpty(); });
+}
+
+// Binds the parameters of settleText(): one array per column, then the meters' when `meters`.
 void bindArrays(QSqlQuery &q, const QList<Store::Settlement> &batch, const QList<qsizetype> &rows,
-                qint64 now)
+                qint64 now, bool meters)
 {
     ArrayLiteral ord;
     std::vector<ArrayLiteral> col(size_t(UsageColumns::count()));
@@ -171,6 +199,18 @@ void bindArrays(QSqlQuery &q, const QList<Store::Settlement> &batch, const QList
     for (ArrayLiteral &c : col)
         q.addBindValue(c.take());
     q.addBindValue(now);
+    if (!meters)
+        return;
+    ArrayLiteral meterOrd, names, quantities;
+    for (qsizetype i : rows)
+        for (const UsageMeter &m : batch[i].usage.meters) {
+            meterOrd.add(i);
+            names.add(m.name);
+            quantities.add(m.quantity);
+        }
+    q.addBindValue(meterOrd.take());
+    q.addBindValue(names.take());
+    q.addBindValue(quantities.take());
 }
 
 } // namespace
@@ -184,8 +224,12 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
             throw StoreError(t.lastError().text().toStdString());
     };
     QSqlQuery *statement = nullptr;
+    const bool meters = hasMeters(batch, rows);
+    // A savepoint guarding the statement, released once its rows are read: a statement run
+    // before then would discard them (QPSQL reads a forward-only result as it goes).
+    bool releaseAfter = false;
     if (rows.size() == 1) {
-        statement = &prepared(settleOneText().constData());
+        statement = &prepared(settleOneText(meters).constData());
         bindOne(*statement, batch[rows.first()].usage, rows.first(), now);
         exec(*statement);
     } else {
@@ -196,21 +240,20 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
         // statement would abort it, so a savepoint guards the attempt there.
         const bool mayRepeat = !firstCharge.isEmpty();
         const bool guard = mayRepeat && m_inTransaction;
-        statement = &prepared(settleNewText().constData());
-        bindArrays(*statement, batch, rows, now);
+        statement = &prepared(settleNewText(meters).constData());
+        bindArrays(*statement, batch, rows, now, meters);
         if (guard)
             run("SAVEPOINT settle");
         if (statement->exec()) {
-            if (guard)
-                run("RELEASE SAVEPOINT settle");
+            releaseAfter = guard;
         } else if (mayRepeat &&
                    statement->lastError().nativeErrorCode() == QLatin1String("23505")) {
             if (guard) {
                 run("ROLLBACK TO SAVEPOINT settle");
                 run("RELEASE SAVEPOINT settle");
             }
-            statement = &prepared(settleText().constData());
-            bindArrays(*statement, batch, rows, now);
+            statement = &prepared(settleText(meters).constData());
+            bindArrays(*statement, batch, rows, now, meters);
             exec(*statement);
         } else {
             throw StoreError(statement->lastError().text().toStdString());
@@ -262,6 +305,8 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
         settled[i] = true;
     }
     q.finish();
+    if (releaseAfter)
+        run("RELEASE SAVEPOINT settle");
     for (qsizetype i : rows) {
         Settlement &s = batch[i];
         if (!settled[i]) {
@@ -277,8 +322,10 @@ void Store::settlePostgres(QList<Settlement> &batch, const QList<qsizetype> &row
     const qint64 before = m_pgSettled;
     m_pgSettled += rows.size();
     if (std::bit_width(quint64(m_pgSettled / 1000)) > std::bit_width(quint64(before / 1000))) {
-        m_prepared.remove(settleText().constData());
-        m_prepared.remove(settleNewText().constData());
-        m_prepared.remove(settleOneText().constData());
+        for (bool withMeters : {false, true}) {
+            m_prepared.remove(settleText(withMeters).constData());
+            m_prepared.remove(settleNewText(withMeters).constData());
+            m_prepared.remove(settleOneText(withMeters).constData());
+        }
     }
 }

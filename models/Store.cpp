@@ -464,6 +464,8 @@ qint64 Store::storedUsageId(const UsageRecord &r)
 
 qint64 Store::insertUsage(const UsageRecord &r)
 {
+    // PostgreSQL: the record and its meters in one statement (atomic without a transaction);
+    // SQLite: the meters after it, in a savepoint with it.
     static const QByteArray sql = [] {
         QByteArray marks = "?";
         for (int i = 1; i < UsageColumns::count(); ++i)
@@ -471,22 +473,59 @@ qint64 Store::insertUsage(const UsageRecord &r)
         return "INSERT INTO usage_records (" + UsageColumns::names() + ") VALUES (" + marks +
                ") RETURNING id";
     }();
+    static const QByteArray pgSql = "WITH stored AS (" + sql +
+                                    "), meter_rows AS (INSERT INTO usage_meters (usage_id, "
+                                    "meter, quantity) SELECT s.id, m.meter, m.quantity FROM "
+                                    "stored s, unnest(?::text[], ?::bigint[]) AS m(meter, "
+                                    "quantity)) SELECT id FROM stored";
     if (!accountExists(r.accountId))
         throw StoreError(QStringLiteral("unknown account %1").arg(r.accountId).toStdString());
-    QSqlQuery &q = prepared(sql.constData());
-    struct Sink
-    {
-        QSqlQuery &q;
-        void bind(qint64 v) { q.addBindValue(v); }
-        void bind(const QString &v) { q.addBindValue(text(v)); }
-        void bindNull() { q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
+    const bool pg = isPostgres();
+    const bool savepoint = !pg && !r.meters.isEmpty();
+    const auto run = [this](const char *statement) {
+        QSqlQuery t(m_db);
+        if (!t.exec(QString::fromLatin1(statement)))
+            throw StoreError(t.lastError().text().toStdString());
     };
-    UsageColumns::bind(r, nowMs(), Sink{q});
-    exec(q);
-    q.next();
-    const qint64 id = q.value(0).toLongLong();
-    q.finish();
-    return id;
+    if (savepoint)
+        run("SAVEPOINT usage_meters");
+    try {
+        QSqlQuery &q = prepared(pg ? pgSql.constData() : sql.constData());
+        struct Sink
+        {
+            QSqlQuery &q;
+            void bind(qint64 v) { q.addBindValue(v); }
+            void bind(const QString &v) { q.addBindValue(text(v)); }
+            void bindNull() { q.addBindValue(QVariant(QMetaType::fromType<qint64>())); }
+        };
+        UsageColumns::bind(r, nowMs(), Sink{q});
+        if (pg) {
+            const auto [names, quantities] = UsageColumns::meterArrays(r.meters);
+            q.addBindValue(names);
+            q.addBindValue(quantities);
+        }
+        exec(q);
+        q.next();
+        const qint64 id = q.value(0).toLongLong();
+        q.finish();
+        for (const UsageMeter &m : savepoint ? r.meters : QList<UsageMeter>()) {
+            QSqlQuery &ins =
+                prepared("INSERT INTO usage_meters (usage_id, meter, quantity) VALUES (?, ?, ?)");
+            ins.addBindValue(id);
+            ins.addBindValue(m.name);
+            ins.addBindValue(m.quantity);
+            exec(ins);
+        }
+        if (savepoint)
+            run("RELEASE usage_meters");
+        return id;
+    } catch (...) {
+        if (savepoint) {
+            run("ROLLBACK TO usage_meters");
+            run("RELEASE usage_meters");
+        }
+        throw;
+    }
 }
 
 UsagePage Store::usage(const UsageQuery &uq)
@@ -512,11 +551,40 @@ UsagePage Store::usage(const UsageQuery &uq)
     UsagePage page;
     while (q.next())
         page.records.append(usageFrom(q));
+    q.finish();
     if (page.records.size() > uq.limit) {
         page.hasMore = true;
         page.records.removeLast();
     }
+    readMeters(page.records);
     return page;
+}
+
+void Store::readMeters(QList<UsageRecord> &records)
+{
+    if (records.isEmpty())
+        return;
+    // The page's ids are integers, written into the statement: one lookup of the primary key
+    // each, a page at most.
+    QHash<qint64, qsizetype> at;
+    QString ids;
+    for (qsizetype i = 0; i < records.size(); ++i) {
+        at.insert(records[i].id, i);
+        if (!ids.isEmpty())
+            ids += u',';
+        ids += QString::number(records[i].id);
+    }
+    QSqlQuery q(m_db);
+    q.setForwardOnly(true);
+    if (!q.exec(QStringLiteral("SELECT usage_id, meter, quantity FROM usage_meters WHERE "
+                               "usage_id IN (%1) ORDER BY usage_id, meter")
+                    .arg(ids)))
+        throw StoreError(q.lastError().text().toStdString());
+    while (q.next()) {
+        const qsizetype i = at.value(q.value(0).toLongLong(), -1);
+        if (i >= 0)
+            records[i].meters.append({q.value(1).toString(), q.value(2).toLongLong()});
+    }
 }
 
 QList<UsageBucket> Store::usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs)

@@ -95,8 +95,9 @@ public:
     QList<LedgerEntry> ledger(qint64 accountId, int limit, qint64 beforeId = 0);
     qint64 ledgerSum(qint64 accountId);
 
-    // Stores a usage record and returns its id; throws StoreError when its account does not
-    // exist (on PostgreSQL no foreign key checks that: Migrations.cpp, core step 5).
+    // Stores a usage record with its meters and returns its id; throws StoreError when its
+    // account does not exist (on PostgreSQL no foreign key checks that: Migrations.cpp, core
+    // step 5).
     qint64 insertUsage(const UsageRecord &record);
     // The id of a stored usage record with the record's account, time and request id (0: none;
     // an empty request id matches nothing). For a settlement retried after a lost connection,
@@ -127,6 +128,7 @@ public:
     // have been settled). For a connection that has gone quiet (DbWorker); nothing on
     // PostgreSQL, whose caches are the server's. Not inside a transaction.
     void releaseMemory();
+    // The records with their meters.
     UsagePage usage(const UsageQuery &query);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 
@@ -199,6 +201,8 @@ private:
     // outlive the Store: a literal or static storage).
     QSqlQuery &prepared(const char *sql);
     bool accountExists(qint64 accountId);
+    // Fills the records' meters from usage_meters (each list empty before).
+    void readMeters(QList<UsageRecord> &records);
     static void exec(QSqlQuery &q);
 
     QSqlDatabase m_db;

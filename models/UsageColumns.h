@@ -1,14 +1,18 @@
 #pragma once
 
+#include "PgArrayLiteral.h"
 #include "Records.h"
 
 #include <QByteArray>
 #include <type_traits>
+#include <utility>
 
 // The usage record's stored columns, listed once, in the order every statement names them:
 // SQLite's multi-row insert (SettleBatch.cpp), the PostgreSQL settlement's arrays
 // (SettleBatchPostgres.cpp), the single-row insert and the reads (Store.cpp). A column added to
-// UsageRecord goes here and in a migration; the statements and their bindings follow.
+// UsageRecord goes here and in a migration; the statements and their bindings follow. A
+// record's meters are rows of usage_meters (usage_id, meter, quantity), written by the same
+// statements (PostgreSQL) or the same batch (SQLite).
 namespace UsageColumns {
 
 struct Column
@@ -33,15 +37,12 @@ template <class Record, class F> void forEach(Record &r, F &&f)
     f(Column{"output_tokens", "bigint"}, r.outputTokens);
     f(Column{"cache_read_tokens", "bigint"}, r.cacheReadTokens);
     f(Column{"cache_write_tokens", "bigint"}, r.cacheWriteTokens);
-    f(Column{"characters", "bigint"}, r.characters);
-    f(Column{"audio_ms", "bigint"}, r.audioMs);
     f(Column{"requests", "bigint"}, r.requests);
     f(Column{"cost", "bigint"}, r.cost);
     f(Column{"status", "int"}, r.status);
     f(Column{"latency_ms", "int"}, r.latencyMs);
     f(Column{"request_id", "text"}, r.requestId);
     f(Column{"estimated", "int"}, r.estimated);
-    f(Column{"images", "bigint"}, r.images);
 }
 
 // Hands each column's value to `sink` in order: sink.bind(qint64), sink.bind(const QString &),
@@ -70,6 +71,17 @@ inline int count()
     const UsageRecord none;
     forEach(none, [&n](const Column &, const auto &) { ++n; });
     return n;
+}
+
+// A record's meters as PostgreSQL array literals: the names, then the quantities.
+inline std::pair<QString, QString> meterArrays(const QList<UsageMeter> &meters)
+{
+    ArrayLiteral names, quantities;
+    for (const UsageMeter &m : meters) {
+        names.add(m.name);
+        quantities.add(m.quantity);
+    }
+    return {names.take(), quantities.take()};
 }
 
 // "account_id, key_id, ...", each name after `prefix`.

@@ -2,6 +2,9 @@
 
 #include "ModelFormat.h"
 #include "Money.h"
+#include "UsageMeters.h"
+
+#include <algorithm>
 
 bool UsageFilter::matches(const UsageRecord &r) const
 {
@@ -13,57 +16,78 @@ bool UsageFilter::matches(const UsageRecord &r) const
 }
 
 UsageModel::UsageModel(DatabaseService &db, QObject *parent, int pageSize, int maxRows)
-    : RecordTableModel(Order::NewestFirst, parent), m_db(db), m_account(db.defaultAccountId()),
-      m_pageSize(qMax(1, pageSize)), m_maxRows(qMax(m_pageSize, maxRows))
+    : PagedRecordModel(db, parent, pageSize, maxRows)
 {
-    m_flush.setSingleShot(true);
-    m_flush.setInterval(50);
-    connect(&m_flush, &QTimer::timeout, this, &UsageModel::flushPending);
     connect(&db, &DatabaseService::usageRecorded, this, &UsageModel::onRecorded);
     reload();
 }
 
 int UsageModel::columnCount(const QModelIndex &parent) const
 {
-    return parent.isValid() ? 0 : ColumnCount;
+    return parent.isValid() ? 0 : ColumnCount + int(m_meters.size());
+}
+
+void UsageModel::showRecords(const QList<UsageRecord> &records)
+{
+    QStringList names = m_meters;
+    for (const UsageRecord &r : records)
+        for (const UsageMeter &m : r.meters)
+            if (!names.contains(m.name))
+                names.append(m.name);
+    if (names.size() == m_meters.size())
+        return;
+    names.sort();
+    // Each new one at its place in name order, one column at a time.
+    for (qsizetype i = 0; i < names.size(); ++i) {
+        if (i < m_meters.size() && m_meters.at(i) == names.at(i))
+            continue;
+        beginInsertColumns(QModelIndex(), int(ColumnCount + i), int(ColumnCount + i));
+        m_meters.insert(i, names.at(i));
+        endInsertColumns();
+    }
 }
 
 QVariant UsageModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
-    switch (section) {
-    case TimeColumn:
-        return tr("Time");
-    case KeyColumn:
-        return tr("Key");
-    case EndpointColumn:
-        return tr("Endpoint");
-    case ModelColumn:
-        return tr("Model");
-    case InputTokensColumn:
-        return tr("Tokens in");
-    case OutputTokensColumn:
-        return tr("Tokens out");
-    case CostColumn:
-        return tr("Cost (credits)");
-    case StatusColumn:
-        return tr("Status");
-    case LatencyColumn:
-        return tr("Latency (ms)");
-    case RequestIdColumn:
-        return tr("Request ID");
+    if (section >= ColumnCount && section < columnCount()) {
+        const MeterSpec spec = UsageMeters::describe(m_meters.at(section - ColumnCount));
+        return spec.label.isEmpty() ? spec.name : spec.label;
     }
-    return {};
+    static const char *const headers[ColumnCount] = {
+        QT_TR_NOOP("Time"),           QT_TR_NOOP("Key"),       QT_TR_NOOP("Endpoint"),
+        QT_TR_NOOP("Model"),          QT_TR_NOOP("Tokens in"), QT_TR_NOOP("Tokens out"),
+        QT_TR_NOOP("Cost (credits)"), QT_TR_NOOP("Status"),    QT_TR_NOOP("Latency (ms)"),
+        QT_TR_NOOP("Request ID")};
+    return section >= 0 && section < ColumnCount ? tr(headers[section]) : QVariant();
 }
 
 QVariant UsageModel::cellData(const UsageRecord &r, int column, int role) const
 {
-    if (role == Qt::DisplayRole) {
+    if (column >= ColumnCount) {
+        const QString &name = m_meters.at(column - ColumnCount);
+        const bool has = std::any_of(r.meters.begin(), r.meters.end(),
+                                     [&name](const UsageMeter &m) { return m.name == name; });
+        if (role == Qt::DisplayRole)
+            return has ? QVariant(r.meter(name)) : QVariant();
+        if (role == SortRole)
+            return r.meter(name);
+        if (role == Qt::TextAlignmentRole)
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    }
+    if (role == Qt::DisplayRole || role == SortRole) {
+        // The display text, or the raw value behind it for sorting.
+        const bool display = role == Qt::DisplayRole;
         switch (column) {
         case TimeColumn:
-            return ModelFormat::time(r.time);
+            if (display)
+                return ModelFormat::time(r.time);
+            return r.time.isValid() ? r.time.toMSecsSinceEpoch() : qint64(-1);
         case KeyColumn:
+            if (!display)
+                return r.keyId;
             if (r.keyId)
                 return QString::number(r.keyId);
             return r.tokenId ? tr("token %1").arg(r.tokenId) : QString();
@@ -76,29 +100,8 @@ QVariant UsageModel::cellData(const UsageRecord &r, int column, int role) const
         case OutputTokensColumn:
             return r.outputTokens;
         case CostColumn:
-            return ModelFormat::credits(r.cost);
-        case StatusColumn:
-            return r.status;
-        case LatencyColumn:
-            return r.latencyMs;
-        case RequestIdColumn:
-            return r.requestId;
-        }
-    } else if (role == SortRole) {
-        switch (column) {
-        case TimeColumn:
-            return r.time.isValid() ? r.time.toMSecsSinceEpoch() : qint64(-1);
-        case KeyColumn:
-            return r.keyId;
-        case EndpointColumn:
-            return r.endpoint;
-        case ModelColumn:
-            return r.model;
-        case InputTokensColumn:
-            return r.inputTokens;
-        case OutputTokensColumn:
-            return r.outputTokens;
-        case CostColumn:
+            if (display)
+                return ModelFormat::credits(r.cost);
             return r.cost;
         case StatusColumn:
             return r.status;
@@ -130,74 +133,27 @@ QVariant UsageModel::cellData(const UsageRecord &r, int column, int role) const
 
 void UsageModel::setFilter(const UsageFilter &filter)
 {
-    if (filter == m_filter && (m_loaded || m_loading))
+    if (filter == m_filter && (isLoaded() || isReloading()))
         return;
     m_filter = filter;
     // Live records held for the old filter may not match the new one; the reload has them.
-    m_pending.clear();
+    dropPending();
     reload();
 }
 
-void UsageModel::reload()
+std::function<UsageModel::Page(Store &)> UsageModel::pageRead(qint64 beforeId, int limit) const
 {
-    const quint64 generation = ++m_generation;
-    m_loading = true;
-    m_fetching = false;
     UsageQuery query;
     query.accountId = m_account;
     query.keyId = m_filter.keyId;
     query.from = m_filter.from;
     query.to = m_filter.to;
-    query.limit = m_pageSize;
-    m_db.read<UsagePage>(
-        this, [query](Store &s) { return s.usage(query); },
-        [this, generation](const DbResult<UsagePage> &r) {
-            if (generation != m_generation)
-                return;
-            m_loading = false;
-            if (!r.ok()) {
-                emit loadFailed(r.error);
-                return;
-            }
-            resetRows(r.value.records);
-            m_hasMore = r.value.hasMore;
-            m_loaded = true;
-            flushPending();
-            emit loaded();
-        });
-}
-
-bool UsageModel::canFetchMore(const QModelIndex &parent) const
-{
-    return !parent.isValid() && m_loaded && m_hasMore && !m_fetching && !m_loading;
-}
-
-void UsageModel::fetchMore(const QModelIndex &parent)
-{
-    if (!canFetchMore(parent) || m_rows.isEmpty())
-        return;
-    m_fetching = true;
-    const quint64 generation = m_generation;
-    UsageQuery query;
-    query.accountId = m_account;
-    query.keyId = m_filter.keyId;
-    query.from = m_filter.from;
-    query.to = m_filter.to;
-    query.limit = m_pageSize;
-    query.beforeId = m_rows.last().id;
-    m_db.read<UsagePage>(
-        this, [query](Store &s) { return s.usage(query); },
-        [this, generation](const DbResult<UsagePage> &r) {
-            if (generation != m_generation)
-                return;
-            m_fetching = false;
-            if (!r.ok()) {
-                emit loadFailed(r.error);
-                return;
-            }
-            m_hasMore = r.value.hasMore;
-            insertRecords(r.value.records);
-        });
+    query.limit = limit;
+    query.beforeId = beforeId;
+    return [query](Store &s) {
+        UsagePage usage = s.usage(query);
+        return Page{std::move(usage.records), usage.hasMore, 0};
+    };
 }
 
 void UsageModel::onRecorded(const UsageRecord &announced)
@@ -207,25 +163,6 @@ void UsageModel::onRecorded(const UsageRecord &announced)
     // announcement does not carry back; now is within milliseconds of it.
     if (!record.time.isValid())
         record.time = QDateTime::currentDateTimeUtc();
-    if (record.accountId != m_account || !m_filter.matches(record))
-        return;
-    m_pending.append(record);
-    if (!m_flush.isActive())
-        m_flush.start();
-}
-
-void UsageModel::flushPending()
-{
-    if (!m_loaded || m_loading || m_pending.isEmpty())
-        return;
-    QList<UsageRecord> fresh;
-    fresh.reserve(m_pending.size());
-    const qint64 oldestShown = m_rows.isEmpty() ? 0 : m_rows.last().id;
-    for (const UsageRecord &r : std::as_const(m_pending))
-        if (!(m_hasMore && r.id < oldestShown)) // fetchMore() brings it in its place
-            fresh.append(r);
-    m_pending.clear();
-    insertRecords(fresh);
-    if (trimTo(m_maxRows))
-        m_hasMore = true;
+    if (m_filter.matches(record))
+        queueLive(record);
 }

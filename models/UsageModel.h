@@ -1,9 +1,8 @@
 #pragma once
 
-#include "DatabaseService.h"
-#include "RecordTableModel.h"
+#include "PagedRecordModel.h"
 
-#include <QTimer>
+#include <QStringList>
 
 // Which usage records the model holds; applied by the store's query and to live records alike.
 struct UsageFilter
@@ -18,9 +17,11 @@ struct UsageFilter
 
 // Usage records, newest first, one page at a time (fetchMore for older pages). Records the
 // server settles arrive through usageRecorded without a reload, gathered into one insertion per
-// short interval so that a busy server does not flood the view; the newest maxRows live rows
-// are kept and older ones can be fetched again.
-class UsageModel : public RecordTableModel<UsageRecord>
+// short interval (PagedRecordModel.h). After the fixed columns, one column per meter
+// (UsageMeters.h) that any record shown so far has, in name order, headed by the meter's
+// label: a family's new meter is a new column without a change here. Meter columns stay once
+// they appear (a record without the meter shows an empty cell).
+class UsageModel : public PagedRecordModel<UsageRecord>
 {
     Q_OBJECT
 public:
@@ -36,7 +37,7 @@ public:
         StatusColumn,
         LatencyColumn,
         RequestIdColumn,
-        ColumnCount
+        ColumnCount // the first meter column
     };
 
     explicit UsageModel(DatabaseService &db, QObject *parent = nullptr, int pageSize = 200,
@@ -45,14 +46,12 @@ public:
     int columnCount(const QModelIndex &parent = QModelIndex()) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
-    bool canFetchMore(const QModelIndex &parent) const override;
-    void fetchMore(const QModelIndex &parent) override;
 
     const UsageFilter &filter() const { return m_filter; }
     // Replaces the rows with the first page matching the filter.
     void setFilter(const UsageFilter &filter);
-    void reload();
-    bool isLoaded() const { return m_loaded; }
+    // The meters with a column, in column order (from ColumnCount on).
+    const QStringList &meterColumns() const { return m_meters; }
 
 signals:
     void loaded();
@@ -60,21 +59,14 @@ signals:
 
 protected:
     QVariant cellData(const UsageRecord &record, int column, int role) const override;
+    std::function<Page(Store &)> pageRead(qint64 beforeId, int limit) const override;
+    void announceLoaded() override { emit loaded(); }
+    void announceFailed(const QString &error) override { emit loadFailed(error); }
+    void showRecords(const QList<UsageRecord> &records) override;
 
 private:
     void onRecorded(const UsageRecord &record);
-    void flushPending();
 
-    DatabaseService &m_db;
-    qint64 m_account;
-    int m_pageSize;
-    int m_maxRows;
     UsageFilter m_filter;
-    quint64 m_generation = 0;
-    bool m_loaded = false;
-    bool m_loading = false;
-    bool m_fetching = false;
-    bool m_hasMore = false;
-    QList<UsageRecord> m_pending;
-    QTimer m_flush;
+    QStringList m_meters;
 };

@@ -117,6 +117,14 @@ UsagePanel::UsagePanel(UsageModel *usage, UsageBucketModel *buckets, ApiKeyModel
             m_view->resizeColumnsToContents();
         }
     });
+    // A meter column that appears later (the first record with that meter) is fitted too.
+    connect(m_proxy, &QAbstractItemModel::columnsInserted, this,
+            [this](const QModelIndex &, int first, int last) {
+                if (!m_columnsFitted)
+                    return;
+                for (int c = first; c <= last; ++c)
+                    m_view->resizeColumnToContents(c);
+            });
     connect(keys, &QAbstractItemModel::modelReset, this, &UsagePanel::rebuildKeyChoices);
     connect(keys, &QAbstractItemModel::rowsInserted, this, &UsagePanel::rebuildKeyChoices);
     connect(keys, &QAbstractItemModel::rowsRemoved, this, &UsagePanel::rebuildKeyChoices);

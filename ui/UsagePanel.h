@@ -15,7 +15,8 @@ class UsageModel;
 
 // Usage: the records table, filtered by key and time range (applied by the model's query) and
 // by model name text (applied to the loaded rows), above a chart of requests and credits per
-// hour or per day. Both update live as the server records usage.
+// hour or per day. Both update live as the server records usage. The table has a column for
+// every meter the records shown have (UsageModel.h).
 class UsagePanel : public QWidget
 {
     Q_OBJECT

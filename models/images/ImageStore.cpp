@@ -2,6 +2,7 @@
 
 #include "DatabaseConfig.h"
 #include "DatabaseService.h"
+#include "UsageMeters.h"
 
 #include <QSqlError>
 #include <QSqlQuery>
@@ -10,6 +11,10 @@
 namespace ImageStore {
 
 namespace {
+
+// A task's charge bills the images it produced (UsageMeters.h).
+const QString kImagesMeter =
+    UsageMeters::define({QStringLiteral("images"), QStringLiteral("Images")});
 
 constexpr const char *kTaskColumns =
     "id, account_id, key_id, model, prompt, params, n, status, error, error_status, error_code, "
@@ -215,7 +220,7 @@ bool finish(MoneyJournal &journal, const Final &f, std::optional<Delivery> *deli
     if (cost > 0) {
         UsageRecord u = f.usage;
         u.cost = cost;
-        u.images = f.files.size();
+        u.setMeter(kImagesMeter, f.files.size());
         u.requests = 0; // the request itself has its own record
         journal.insertUsage(u);
         // At most the hold just released (no more files than n): the balance it leaves is at

@@ -5,7 +5,9 @@
 #include "Money.h"
 #include "Pipeline.h"
 #include "Scopes.h"
+#include "UsageMeters.h"
 
+#include <algorithm>
 #include <QJsonArray>
 #include <QJsonObject>
 
@@ -26,7 +28,32 @@ QJsonObject keyJson(const ApiKeyRecord &k)
             {"status", k.isRevoked() ? "revoked" : "active"}};
 }
 
-QJsonObject usageJson(const UsageRecord &u)
+// A record's quantities: its tokens and requests, then every meter described (UsageMeters.h),
+// 0 when the record lacks it, and any other meter it has under its own name.
+QJsonObject unitsJson(const UsageRecord &u, const QList<MeterSpec> &described)
+{
+    QJsonObject units{{"input_tokens", u.inputTokens},
+                      {"output_tokens", u.outputTokens},
+                      {"cache_read_tokens", u.cacheReadTokens},
+                      {"cache_write_tokens", u.cacheWriteTokens},
+                      {"requests", u.requests}};
+    const auto show = [&units](const MeterSpec &spec, qint64 quantity) {
+        const QString field = spec.field.isEmpty() ? spec.name : spec.field;
+        if (spec.fieldScale == 1)
+            units.insert(field, quantity);
+        else
+            units.insert(field, double(quantity) / double(spec.fieldScale));
+    };
+    for (const MeterSpec &spec : described)
+        show(spec, u.meter(spec.name));
+    for (const UsageMeter &m : u.meters)
+        if (std::none_of(described.begin(), described.end(),
+                         [&m](const MeterSpec &spec) { return spec.name == m.name; }))
+            show(MeterSpec(m.name), m.quantity);
+    return units;
+}
+
+QJsonObject usageJson(const UsageRecord &u, const QList<MeterSpec> &described)
 {
     return {{"id", QString::number(u.id)},
             {"object", "usage_record"},
@@ -34,14 +61,7 @@ QJsonObject usageJson(const UsageRecord &u)
             {"api_key_id", u.keyId ? QJsonValue(QString::number(u.keyId)) : QJsonValue()},
             {"endpoint", u.endpoint},
             {"model", u.model},
-            {"units", QJsonObject{{"input_tokens", u.inputTokens},
-                                  {"output_tokens", u.outputTokens},
-                                  {"cache_read_tokens", u.cacheReadTokens},
-                                  {"cache_write_tokens", u.cacheWriteTokens},
-                                  {"characters", u.characters},
-                                  {"audio_seconds", u.audioMs / 1000.0},
-                                  {"images", u.images},
-                                  {"requests", u.requests}}},
+            {"units", unitsJson(u, described)},
             {"cost", Money::formatCredits(u.cost)},
             {"cost_units", QString::number(u.cost)},
             {"status", u.status},
@@ -126,8 +146,9 @@ void usage(Pipeline &p, const ContextPtr &ctx)
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
             QJsonArray data;
+            const QList<MeterSpec> described = UsageMeters::defined();
             for (const UsageRecord &u : r.value.records)
-                data.append(usageJson(u));
+                data.append(usageJson(u, described));
             QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", r.value.hasMore}};
             if (r.value.hasMore)
                 body.insert("next_cursor", QString::number(r.value.records.last().id));

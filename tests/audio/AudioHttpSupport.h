@@ -88,8 +88,11 @@ inline QList<UsageRow> usageRows(ServerFixture &f, const QString &endpoint)
 {
     QList<UsageRow> rows;
     QSqlQuery q(f.store().database());
-    q.prepare("SELECT cost, status, characters, audio_ms FROM usage_records WHERE endpoint = ? "
-              "ORDER BY id");
+    // A meter a record lacks (no usage_meters row) is 0.
+    q.prepare("SELECT r.cost, r.status, COALESCE((SELECT m.quantity FROM usage_meters m WHERE "
+              "m.usage_id = r.id AND m.meter = 'characters'), 0), COALESCE((SELECT m.quantity "
+              "FROM usage_meters m WHERE m.usage_id = r.id AND m.meter = 'audio_ms'), 0) FROM "
+              "usage_records r WHERE r.endpoint = ? ORDER BY r.id");
     q.addBindValue(endpoint);
     if (q.exec())
         while (q.next())

@@ -84,7 +84,8 @@ void TestImagesHttp::completedSync()
     QVERIFY(t);
     QCOMPARE(t->status, QStringLiteral("completed"));
     QCOMPARE(t->cost, 2 * kPrice);
-    QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_records WHERE images = 2 AND cost = " +
+    QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_records r JOIN usage_meters m ON m.usage_id = "
+                      "r.id AND m.meter = 'images' WHERE m.quantity = 2 AND r.cost = " +
                           QString::number(2 * kPrice)),
              1);
     QCOMPARE(
@@ -207,7 +208,7 @@ void TestImagesHttp::upstreamFailuresNotBilled()
     QVERIFY(t);
     QCOMPARE(t->status, QStringLiteral("failed"));
     QCOMPARE(t->cost, 0);
-    QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_records WHERE images > 0"), 0);
+    QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_meters WHERE meter = 'images'"), 0);
     QCOMPARE(count(f, "SELECT COUNT(*) FROM image_files"), 0);
 }
 

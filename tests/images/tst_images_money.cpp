@@ -121,7 +121,7 @@ void TestImagesMoney::holdAndChargeLive()
     for (int row = 0; row < live.usage.rowCount(); ++row) {
         const UsageRecord &u = live.usage.recordAt(row);
         QCOMPARE(u.endpoint, QStringLiteral("/v1/images/generations"));
-        images += u.images;
+        images += u.meter(u"images");
         cost += u.cost;
     }
     QCOMPARE(images, 2);

@@ -60,7 +60,7 @@ UsageRecord imageUsage(qint64 account, qint64 cost, const QString &requestId)
     u.accountId = account;
     u.endpoint = QStringLiteral("/v1/images/generations");
     u.model = QStringLiteral("test-image");
-    u.images = 2;
+    u.setMeter(QStringLiteral("images"), 2);
     u.requests = 0;
     u.cost = cost;
     u.status = 200;
@@ -145,7 +145,7 @@ void TestMoneyPath::committedIsAnnounced()
     QTRY_COMPARE(live.usage.rowCount(), 1);
     QCOMPARE(live.usage.recordAt(0).id, r.value);
     QCOMPARE(live.usage.recordAt(0).cost, 200);
-    QCOMPARE(live.usage.recordAt(0).images, 2);
+    QCOMPARE(live.usage.recordAt(0).meter(u"images"), 2);
     QVERIFY(live.usage.recordAt(0).time.isValid());
     QCOMPARE(balanceNow(db), 800);
     db.stop();

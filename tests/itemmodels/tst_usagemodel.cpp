@@ -1,5 +1,6 @@
 #include "Money.h"
 #include "TestDatabase.h"
+#include "UsageMeters.h"
 #include "UsageModel.h"
 
 #include <QAbstractItemModelTester>
@@ -12,6 +13,7 @@ private slots:
     void recordAppearsLive();
     void filtersByKeyAndTime();
     void pagesOlderRecords();
+    void meterColumnsFollowTheRecords();
 
 private:
     static UsageRecord usage(qint64 account, qint64 keyId, const QString &model,
@@ -135,6 +137,45 @@ void TestUsageModel::pagesOlderRecords()
                  QStringLiteral("r7"));
     QCOMPARE(model.rowCount(), 4);
     QVERIFY(model.canFetchMore(QModelIndex()));
+}
+
+// A column per meter the records shown have, in name order, headed by its description's label
+// or its name; a record without the meter has an empty cell. Columns appear for stored records
+// (a reload) and for live ones alike.
+void TestUsageModel::meterColumnsFollowTheRecords()
+{
+    UsageMeters::define({QStringLiteral("test_sheets"), QStringLiteral("Sheets")});
+    TestDatabase t;
+    const qint64 account = t.account();
+    t.writeNow<qint64>([=](Store &s) {
+        UsageRecord stored = usage(account, 0, "m", "stored");
+        stored.setMeter(QStringLiteral("test_sheets"), 12);
+        s.insertUsage(usage(account, 0, "m", "plain"));
+        return s.insertUsage(stored);
+    });
+    UsageModel model(t.db());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QTRY_COMPARE(model.rowCount(), 2);
+    QCOMPARE(model.columnCount(), UsageModel::ColumnCount + 1);
+    QCOMPARE(model.meterColumns(), QStringList{"test_sheets"});
+    const int sheets = UsageModel::ColumnCount;
+    QCOMPARE(model.headerData(sheets, Qt::Horizontal).toString(), QStringLiteral("Sheets"));
+    QCOMPARE(model.index(0, sheets).data().toString(), QStringLiteral("12"));
+    QVERIFY(!model.index(1, sheets).data().isValid()); // "plain" has none
+    QCOMPARE(model.index(1, sheets).data(UsageModel::SortRole).toLongLong(), 0);
+
+    // A meter without a description, before the described one in name order.
+    UsageRecord live = usage(account, 0, "m", "live");
+    live.setMeter(QStringLiteral("test_aaa"), 4'000'000'000'000);
+    live.setMeter(QStringLiteral("test_sheets"), 3);
+    t.db().recordUsage(live);
+    QTRY_COMPARE(model.rowCount(), 3);
+    QCOMPARE(model.meterColumns(), (QStringList{"test_aaa", "test_sheets"}));
+    QCOMPARE(model.headerData(sheets, Qt::Horizontal).toString(), QStringLiteral("test_aaa"));
+    QCOMPARE(model.index(0, sheets).data().toLongLong(), 4'000'000'000'000);
+    QCOMPARE(model.index(0, sheets + 1).data().toLongLong(), 3);
+    QCOMPARE(model.index(1, sheets + 1).data().toLongLong(), 12);
+    QVERIFY(!model.index(1, sheets).data().isValid());
 }
 
 QTEST_GUILESS_MAIN(TestUsageModel)

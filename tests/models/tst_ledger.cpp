@@ -165,11 +165,10 @@ private slots:
     static bool sameUsage(const UsageRecord &got, const UsageRecord &want)
     {
         const auto fields = [](const UsageRecord &r) {
-            return std::make_tuple(r.id, r.accountId, r.keyId, r.tokenId,
-                                   r.time.toMSecsSinceEpoch(), r.endpoint, r.model, r.inputTokens,
-                                   r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens,
-                                   r.characters, r.audioMs, r.requests, r.cost, r.status,
-                                   r.latencyMs, r.requestId, r.estimated, r.images);
+            return std::make_tuple(
+                r.id, r.accountId, r.keyId, r.tokenId, r.time.toMSecsSinceEpoch(), r.endpoint,
+                r.model, r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens,
+                r.requests, r.cost, r.status, r.latencyMs, r.requestId, r.estimated, r.meters);
         };
         if (fields(got) == fields(want))
             return true;
@@ -343,13 +342,18 @@ private slots:
             u.outputTokens = i * 5 + 1;
             u.cacheReadTokens = i * 7 + 2;
             u.cacheWriteTokens = i * 11 + 3;
-            u.characters = i * 13 + 4;
-            u.audioMs = i * 17 + 5;
             u.requests = 1 + i % 3;
             u.status = 200 + i % 3;
             u.latencyMs = i * 19 % 1000 + 6;
             u.estimated = i % 3 == 0;
-            u.images = i % 4 + 7;
+            // Meters: none on every seventh, one or three on the others, each its own value.
+            if (i % 7 != 0) {
+                u.setMeter(QStringLiteral("characters"), i * 13 + 4);
+                if (i % 2 == 0) {
+                    u.setMeter(QStringLiteral("audio_ms"), i * 17 + 5);
+                    u.setMeter(QStringLiteral("images"), i % 4 + 7);
+                }
+            }
             // Charged by an earlier batch, in a late chunk of the ledger's inserts: the chunks
             // before it are written when the unique index refuses it (SettleBatch.cpp).
             if (i == 271)
@@ -425,8 +429,8 @@ private slots:
         // Each column by its own name, as the table has it.
         QVERIFY(q.prepare("SELECT id, request_id, model, input_tokens, time_ms, cost, endpoint, "
                           "key_id, token_id, output_tokens, cache_read_tokens, "
-                          "cache_write_tokens, characters, audio_ms, requests, status, "
-                          "latency_ms, estimated, images, account_id FROM usage_records"));
+                          "cache_write_tokens, requests, status, latency_ms, estimated, "
+                          "account_id FROM usage_records"));
         QVERIFY(q.exec());
         rows = 0;
         while (q.next()) {
@@ -445,16 +449,32 @@ private slots:
             QCOMPARE(q.value(9).toLongLong(), qint64(i * 5 + 1));
             QCOMPARE(q.value(10).toLongLong(), qint64(i * 7 + 2));
             QCOMPARE(q.value(11).toLongLong(), qint64(i * 11 + 3));
-            QCOMPARE(q.value(12).toLongLong(), qint64(i * 13 + 4));
-            QCOMPARE(q.value(13).toLongLong(), qint64(i * 17 + 5));
-            QCOMPARE(q.value(14).toLongLong(), qint64(1 + i % 3));
-            QCOMPARE(q.value(15).toInt(), 200 + i % 3);
-            QCOMPARE(q.value(16).toInt(), i * 19 % 1000 + 6);
-            QCOMPARE(q.value(17).toInt(), i % 3 == 0 ? 1 : 0);
-            QCOMPARE(q.value(18).toLongLong(), qint64(i % 4 + 7));
-            QCOMPARE(q.value(19).toLongLong(), account);
+            QCOMPARE(q.value(12).toLongLong(), qint64(1 + i % 3));
+            QCOMPARE(q.value(13).toInt(), 200 + i % 3);
+            QCOMPARE(q.value(14).toInt(), i * 19 % 1000 + 6);
+            QCOMPARE(q.value(15).toInt(), i % 3 == 0 ? 1 : 0);
+            QCOMPARE(q.value(16).toLongLong(), account);
             ++rows;
         }
+        // Each meter a row of its record's, and no other rows.
+        QHash<qint64, qsizetype> byId;
+        qsizetype meterRows = 0;
+        for (qsizetype i = 0; i < batch.size(); ++i)
+            if (batch[i].usage.id > 0) {
+                byId.insert(batch[i].usage.id, i);
+                meterRows += batch[i].usage.meters.size();
+            }
+        QVERIFY(meterRows > 0);
+        QVERIFY(q.exec("SELECT usage_id, meter, quantity FROM usage_meters"));
+        qsizetype seen = 0;
+        while (q.next()) {
+            QVERIFY(byId.contains(q.value(0).toLongLong()));
+            const UsageRecord &u = batch[byId.value(q.value(0).toLongLong())].usage;
+            QCOMPARE(q.value(2).toLongLong(), u.meter(q.value(1).toString()));
+            QVERIFY(q.value(2).toLongLong() != 0);
+            ++seen;
+        }
+        QCOMPARE(seen, meterRows);
         // Read back through the store, every column as written; then one record through the
         // single-row insert.
         UsageQuery all;

@@ -4,8 +4,10 @@
 #include "Store.h"
 #include "TestSupport.h"
 
+#include <array>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlRecord>
 #include <QTest>
 
 class TestStore : public QObject
@@ -80,11 +82,9 @@ private slots:
         SY_OPEN_DB(t);
         QSqlDatabase db = t.config().open(QStringLiteral("test"));
         QSqlQuery q(db);
-        // What the old code left: the core's tables and version rows 1 and 2.
-        Migrations::apply(db, t.config().kind(), {});
+        // What the old code left: the core's first step and version rows 1 and 2.
+        Migrations::apply(db, t.config().kind(), {}, 1);
         QVERIFY(q.exec(QStringLiteral("DROP TABLE schema_components")));
-        // The old core had no images column (core step 2).
-        QVERIFY(q.exec(QStringLiteral("ALTER TABLE usage_records DROP COLUMN images")));
         QVERIFY(q.exec(QStringLiteral("CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, "
                                       "body TEXT NOT NULL, fetched_ms BIGINT NOT NULL)")));
         QVERIFY(q.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY "
@@ -112,22 +112,9 @@ private slots:
         SY_OPEN_DB(t);
         QSqlDatabase db = t.config().open(QStringLiteral("test"));
         const bool pg = t.config().kind() == DatabaseConfig::Kind::Postgres;
-        Migrations::apply(db, t.config().kind());
+        Migrations::apply(db, t.config().kind(), {}, 3); // as step 3 left it
         QSqlQuery q(db);
         const auto exec = [&q](const QString &sql) { QVERIFY(run(q, sql)); };
-        if (!pg) { // back to step 3's table
-            exec(QStringLiteral("DROP TABLE ledger"));
-            exec(QStringLiteral(
-                "CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, account_id BIGINT NOT "
-                "NULL REFERENCES accounts(id), kind TEXT NOT NULL CHECK (kind IN ('grant', "
-                "'charge', 'refund')), amount BIGINT NOT NULL, balance_after BIGINT NOT NULL, "
-                "reason TEXT NOT NULL, request_id TEXT NOT NULL, created_ms BIGINT NOT NULL)"));
-            exec(QStringLiteral("CREATE INDEX ledger_account ON ledger(account_id, id)"));
-            exec(QStringLiteral("CREATE UNIQUE INDEX ledger_once ON ledger(kind, request_id) "
-                                "WHERE request_id <> ''"));
-            exec(QStringLiteral(
-                "DELETE FROM schema_components WHERE component = 'core' AND version >= 4"));
-        }
         exec(QStringLiteral("INSERT INTO ledger (account_id, kind, amount, balance_after, reason, "
                             "request_id, created_ms) VALUES (1, 'grant', 10, 10, 'g', '', 1), "
                             "(1, 'charge', -3, 7, 'c', 'req_a', 2), "
@@ -177,9 +164,8 @@ private slots:
     void accountChecksOfStep5()
     {
         SY_OPEN_DB(t);
-        Store s = open(t);
-        QSqlDatabase db = s.database();
-        const bool pg = s.isPostgres();
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        const bool pg = t.config().kind() == DatabaseConfig::Kind::Postgres;
         QSqlQuery q(db);
         const auto exec = [&q](const QString &sql) { QVERIFY(run(q, sql)); };
         const auto referencing = [&](const char *table) {
@@ -193,17 +179,11 @@ private slots:
                 return -1;
             return q.value(0).toInt();
         };
-        if (pg) { // back to step 4
-            exec(QStringLiteral("ALTER TABLE ledger ADD CONSTRAINT ledger_account_id_fkey FOREIGN "
-                                "KEY (account_id) REFERENCES accounts(id)"));
-            exec(QStringLiteral("ALTER TABLE usage_records ADD CONSTRAINT "
-                                "usage_records_account_id_fkey FOREIGN KEY (account_id) "
-                                "REFERENCES accounts(id)"));
-            exec(QStringLiteral(
-                "DELETE FROM schema_components WHERE component = 'core' AND version >= 5"));
-            QCOMPARE(referencing("ledger"), 1);
-            QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
-        }
+        Migrations::apply(db, t.config().kind(), {}, 4); // as step 4 left it: every check
+        QCOMPARE(referencing("ledger"), 1);
+        QCOMPARE(referencing("usage_records"), 1);
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        Store s(db, t.config().kind());
         QCOMPARE(referencing("ledger"), pg ? 0 : 1);
         QCOMPARE(referencing("usage_records"), pg ? 0 : 1);
         QCOMPARE(referencing("api_keys"), 1);
@@ -220,6 +200,203 @@ private slots:
         QCOMPARE(r.status, ChargeResult::Status::UnknownAccount);
         exec(QStringLiteral("SELECT (SELECT COUNT(*) FROM usage_records) + (SELECT COUNT(*) FROM "
                             "ledger)"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+    }
+
+    // Core step 8 moves the usage columns of the first families (characters, audio_ms, images)
+    // into usage_meters and drops them: from a database as step 7 left it, every record keeps
+    // its id and other columns, each non-zero quantity becomes a meter row and a zero none, the
+    // index and the id sequence stay, and the store reads the records back with their meters.
+    void usageMetersMigratedFromColumns_data() { addBackendRows(); }
+    void usageMetersMigratedFromColumns()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        const bool pg = t.config().kind() == DatabaseConfig::Kind::Postgres;
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {}, 7), 7);
+        QSqlQuery q(db);
+        const auto exec = [&q](const QString &sql) { QVERIFY(run(q, sql)); };
+        // (characters, audio_ms, images) per record; the last record is deleted, so that the
+        // next id shows whether the sequence was kept.
+        const QList<std::array<qint64, 3>> quantities{{0, 0, 0},
+                                                      {1234, 0, 0},
+                                                      {0, 61'250, 0},
+                                                      {0, 0, 3},
+                                                      {7, 8, 9},
+                                                      {0, 0, 0},
+                                                      {4'000'000'000'000, 0, 1},
+                                                      {5, 0, 0}};
+        for (qsizetype i = 0; i < quantities.size(); ++i)
+            exec(QStringLiteral(
+                     "INSERT INTO usage_records (account_id, key_id, token_id, time_ms, "
+                     "endpoint, model, input_tokens, output_tokens, cache_read_tokens, "
+                     "cache_write_tokens, characters, audio_ms, requests, cost, status, "
+                     "latency_ms, request_id, estimated, images) VALUES (1, %1, %2, %3, "
+                     "'/v1/e%4', 'm%4', %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, 'req_%4', "
+                     "%15, %16)")
+                     .arg(i % 2 ? QStringLiteral("NULL") : QString::number(100 + i))
+                     .arg(i % 2 ? QString::number(200 + i) : QStringLiteral("NULL"))
+                     .arg(1'700'000'000'000 + i)
+                     .arg(i)
+                     .arg(i * 3)
+                     .arg(i * 5)
+                     .arg(i * 7)
+                     .arg(i * 11)
+                     .arg(quantities[i][0])
+                     .arg(quantities[i][1])
+                     .arg(i % 3)
+                     .arg(i * 13)
+                     .arg(200 + i)
+                     .arg(i * 17)
+                     .arg(i % 2)
+                     .arg(quantities[i][2]));
+        exec(QStringLiteral("DELETE FROM usage_records WHERE request_id = 'req_7'"));
+        const QString kept = QStringLiteral(
+            "SELECT id, account_id, key_id, token_id, time_ms, endpoint, model, input_tokens, "
+            "output_tokens, cache_read_tokens, cache_write_tokens, requests, cost, status, "
+            "latency_ms, request_id, estimated FROM usage_records ORDER BY id");
+        const auto rows = [&] {
+            QStringList out;
+            if (!run(q, kept))
+                return out;
+            while (q.next()) {
+                QStringList row;
+                for (int c = 0; c < q.record().count(); ++c)
+                    row.append(q.value(c).isNull() ? QStringLiteral("NULL")
+                                                   : q.value(c).toString());
+                out.append(row.join(u'|'));
+            }
+            return out;
+        };
+        const QStringList before = rows();
+        QCOMPARE(before.size(), 7);
+
+        QCOMPARE(Migrations::apply(db, t.config().kind()), Migrations::latestVersion());
+        QCOMPARE(rows(), before);
+        const QSqlRecord columns = db.record(QStringLiteral("usage_records"));
+        for (const char *gone : {"characters", "audio_ms", "images"})
+            QVERIFY2(columns.indexOf(QLatin1String(gone)) < 0, gone);
+        QMap<QString, qint64> meters; // "request meter" -> quantity
+        exec(QStringLiteral("SELECT r.request_id, m.meter, m.quantity FROM usage_meters m JOIN "
+                            "usage_records r ON r.id = m.usage_id"));
+        while (q.next())
+            meters.insert(q.value(0).toString() + u' ' + q.value(1).toString(),
+                          q.value(2).toLongLong());
+        QMap<QString, qint64> want;
+        for (qsizetype i = 0; i < 7; ++i)
+            for (int m = 0; m < 3; ++m)
+                if (quantities[i][m] != 0)
+                    want.insert(QStringLiteral("req_%1 %2")
+                                    .arg(i)
+                                    .arg(QLatin1String(m == 0   ? "characters"
+                                                       : m == 1 ? "audio_ms"
+                                                                : "images")),
+                                quantities[i][m]);
+        QCOMPARE(meters, want);
+        exec(QStringLiteral("SELECT COUNT(*) FROM usage_meters"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), want.size()); // none for another record or a zero
+
+        // The index on (account_id, time_ms) and the sequence survive.
+        exec(pg ? QStringLiteral("SELECT COUNT(*) FROM pg_indexes WHERE tablename = "
+                                 "'usage_records' AND indexname = 'usage_account_time'")
+                : QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND "
+                                 "tbl_name = 'usage_records' AND name = 'usage_account_time'"));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        if (!pg) {
+            exec(QStringLiteral("PRAGMA foreign_key_check"));
+            QVERIFY(!q.next());
+        }
+        Store s(db, t.config().kind());
+        UsageRecord u;
+        u.accountId = s.defaultAccountId();
+        u.endpoint = QStringLiteral("/v1/after");
+        u.status = 200;
+        u.requestId = QStringLiteral("req_after");
+        u.setMeter(QStringLiteral("pages"), 12);
+        QCOMPARE(s.insertUsage(u), qint64(9)); // 8 was taken and deleted
+
+        UsageQuery all;
+        all.accountId = s.defaultAccountId();
+        const UsagePage page = s.usage(all);
+        QCOMPARE(page.records.size(), 8);
+        QCOMPARE(page.records.first().meters, (QList<UsageMeter>{{"pages", 12}}));
+        for (const UsageRecord &r : page.records.mid(1)) {
+            const qsizetype i = r.requestId.mid(4).toInt();
+            QCOMPARE(r.meter(u"characters"), quantities[i][0]);
+            QCOMPARE(r.meter(u"audio_ms"), quantities[i][1]);
+            QCOMPARE(r.meter(u"images"), quantities[i][2]);
+            QCOMPARE(r.inputTokens, qint64(i * 3));
+            QCOMPARE(r.cost, qint64(i * 13));
+        }
+        QCOMPARE(page.records.last().meters, QList<UsageMeter>()); // req_0 had none
+    }
+
+    // A record's meters are stored with it and read back with it, by the single-row insert
+    // and by settlement batches of one and of many, with and without meters mixed; a meter
+    // of 0 is no meter.
+    void usageMetersRoundTrip_data() { addBackendRows(); }
+    void usageMetersRoundTrip()
+    {
+        SY_OPEN_DB(t);
+        Store s = open(t);
+        const qint64 a = s.defaultAccountId();
+        s.transaction([&] { s.applyLedger(a, "grant", 1'000'000, "seed", "", 0); });
+        const auto record = [a](int i) {
+            UsageRecord u;
+            u.accountId = a;
+            u.endpoint = QStringLiteral("/v1/m");
+            u.model = QStringLiteral("m%1").arg(i);
+            u.status = 200;
+            u.cost = i % 2 ? 10 : 0;
+            u.requestId = QStringLiteral("req_m%1").arg(i);
+            u.time = QDateTime::fromMSecsSinceEpoch(1'700'000'000'000 + i, Qt::UTC);
+            if (i % 3 == 0) // none: 3 alone, 6 in a batch with others
+                return u;
+            u.setMeter(QStringLiteral("zeta"), i);
+            if (i % 2 == 0)
+                u.setMeter(QStringLiteral("alpha"), -i * 1'000'000'000'000LL); // any integer
+            u.setMeter(QStringLiteral("gone"), 5);
+            u.setMeter(QStringLiteral("gone"), 0);
+            return u;
+        };
+        QCOMPARE(record(2).meters.size(), 2);
+        QCOMPARE(record(2).meters.first().name, QStringLiteral("alpha")); // in name order
+        QCOMPARE(record(2).meter(u"zeta"), 2);
+        QCOMPARE(record(2).meter(u"gone"), 0);
+        QMap<QString, UsageRecord> written;
+        UsageRecord single = record(1);
+        single.id = s.insertUsage(single);
+        written.insert(single.model, single);
+        for (int size : {1, 1, 5}) {
+            QList<Store::Settlement> batch;
+            for (int k = 0; k < size; ++k)
+                batch.append({record(written.size() + 1 + k), {}, {}});
+            s.transaction([&] { s.settleBatch(batch); });
+            for (const Store::Settlement &st : batch) {
+                QVERIFY2(
+                    st.error.isEmpty(),
+                    qPrintable(st.error +
+                               QStringLiteral(" batch of %1, %2").arg(size).arg(st.usage.model)));
+                QVERIFY(st.usage.id > 0);
+                written.insert(st.usage.model, st.usage);
+            }
+        }
+        QCOMPARE(written.size(), 8);
+        UsageQuery all;
+        all.accountId = a;
+        const UsagePage page = s.usage(all);
+        QCOMPARE(page.records.size(), written.size());
+        for (const UsageRecord &got : page.records) {
+            const UsageRecord &want = written.value(got.model);
+            QCOMPARE(got.id, want.id);
+            QCOMPARE(got.meters, want.meters);
+        }
+        QSqlQuery q(s.database());
+        QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM usage_meters WHERE quantity = 0 OR "
+                                      "meter = 'gone'")));
         QVERIFY(q.next());
         QCOMPARE(q.value(0).toInt(), 0);
     }

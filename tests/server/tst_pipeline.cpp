@@ -1,6 +1,7 @@
 #include "DbWorker.h"
 #include "Pipeline.h"
 #include "ServerFixture.h"
+#include "UsageMeters.h"
 
 #include <atomic>
 #include <QDeadlineTimer>
@@ -15,9 +16,14 @@ namespace {
 
 std::atomic<int> g_handlerRuns{0};
 
+// A meter the test route bills by ("meters" in its body), shown by the usage API in thousands.
+[[maybe_unused]] const QString kPagesMeter =
+    UsageMeters::define({QStringLiteral("test_pages"), QStringLiteral("Pages"),
+                         QStringLiteral("test_kilopages"), 1000});
+
 // A billed route family for the tests: reserves 1000 units, charges the "cost" it is sent,
 // answers after "delay_ms", or streams when "stream" is true. It exercises pipeline steps 3 to 7
-// the way real families will.
+// the way real families will. "meters" (an object of names and integers) sets its meters.
 void installBilledRoute(Pipeline &p)
 {
     RouteSpec r;
@@ -35,6 +41,9 @@ void installBilledRoute(Pipeline &p)
         ctx->usage().model = QStringLiteral("test-model");
         ctx->usage().inputTokens = body->value("tokens").toInt();
         ctx->usage().cost = body->value("cost").toInteger();
+        const QJsonObject meters = body->value("meters").toObject();
+        for (auto m = meters.begin(); m != meters.end(); ++m)
+            ctx->usage().setMeter(m.key(), m.value().toInteger());
         if (body->value("stream").toBool()) { // one event, then the end once settled
             ctx->startStream(200);
             ctx->writeStream("data: {\"n\":1}\n\n");
@@ -670,6 +679,30 @@ private slots:
         const QByteArray now = QByteArray::number(QDateTime::currentSecsSinceEpoch() - 60);
         QCOMPARE(c.get("/api/v1/usage?from=" + now, token).json().value("data").toArray().size(),
                  6);
+
+        // Tokens and requests, then the meters: every described one (0 when the record lacks
+        // it, scaled as described) and any other the record has, as its exact integer.
+        QJsonObject units = rec.value("units").toObject();
+        QCOMPARE(units.value("requests").toInteger(), 1);
+        QCOMPARE(units.value("input_tokens").toInteger(), 0);
+        QVERIFY(units.contains("test_kilopages"));
+        QCOMPARE(units.value("test_kilopages").toDouble(), 0.0);
+        QVERIFY(!units.contains("test_free"));
+        QVERIFY(!units.contains("test_pages"));
+        QCOMPARE(c.request("POST", "/v1/test/bill", {{"X-API-Key", key1}},
+                           R"({"cost": 2, "tokens": 5, "meters": {"test_pages": 2500,
+                              "test_free": 9007199254740993}})")
+                     .status,
+                 200);
+        QTRY_COMPARE(f.store().usage(all).records.size(), 7);
+        r = c.get("/api/v1/usage?limit=1", token);
+        QCOMPARE(r.status, 200);
+        units = r.json().value("data").toArray().first().toObject().value("units").toObject();
+        QCOMPARE(units.value("input_tokens").toInteger(), 5);
+        QCOMPARE(units.value("test_kilopages").toDouble(), 2.5);
+        QVERIFY(units.contains("test_free"));
+        // Exact beyond a double's 2^53: the body carries the integer as it is.
+        QVERIFY2(r.body.contains("\"test_free\":9007199254740993"), r.body.constData());
 
         for (const char *bad :
              {"limit=0", "limit=abc", "limit=5000", "from=yesterday", "key=-1", "cursor=x"}) {

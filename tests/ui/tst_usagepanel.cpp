@@ -3,6 +3,7 @@
 #include "TestDatabase.h"
 #include "UsageBucketModel.h"
 #include "UsageChartView.h"
+#include "UsageMeters.h"
 #include "UsageModel.h"
 #include "UsagePanel.h"
 
@@ -20,6 +21,7 @@ class TestUsagePanel : public QObject
 private slots:
     void recordAppearsWithoutRefresh();
     void filtersByKeyAndModelText();
+    void meterColumnsAppear();
 
 private:
     static UsageRecord usage(qint64 account, qint64 keyId, const QString &model,
@@ -119,6 +121,33 @@ void TestUsagePanel::filtersByKeyAndModelText()
 
     keyCombo->setCurrentIndex(0);
     QTRY_COMPARE(table->rowCount(), 5);
+}
+
+// A record with a meter the table has no column for yet adds one, headed by the meter's label.
+void TestUsagePanel::meterColumnsAppear()
+{
+    UsageMeters::define({QStringLiteral("test_minutes"), QStringLiteral("Minutes")});
+    TestDatabase t;
+    ApiKeyModel keys(t.db());
+    UsageModel records(t.db());
+    UsageBucketModel buckets(t.db());
+    UsagePanel panel(&records, &buckets, &keys);
+    panel.show();
+    QTRY_VERIFY(records.isLoaded());
+    t.db().recordUsage(usage(t.account(), 0, QStringLiteral("m"), "first"));
+    const QAbstractItemModel *table = panel.view()->model();
+    QTRY_COMPARE(table->rowCount(), 1);
+    QCOMPARE(table->columnCount(), int(UsageModel::ColumnCount));
+
+    UsageRecord metered = usage(t.account(), 0, QStringLiteral("m"), "metered");
+    metered.setMeter(QStringLiteral("test_minutes"), 90);
+    t.db().recordUsage(metered);
+    QTRY_COMPARE(table->rowCount(), 2);
+    QCOMPARE(table->columnCount(), UsageModel::ColumnCount + 1);
+    QCOMPARE(table->headerData(UsageModel::ColumnCount, Qt::Horizontal).toString(),
+             QStringLiteral("Minutes"));
+    QCOMPARE(table->index(0, UsageModel::ColumnCount).data().toString(), QStringLiteral("90"));
+    QVERIFY(!panel.view()->isColumnHidden(UsageModel::ColumnCount));
 }
 
 QTEST_MAIN(TestUsagePanel)

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <utility>
+
+// How usage meters are shown. A family that bills by a quantity besides tokens sets it on its
+// usage records by name (UsageRecord::setMeter) and describes it here once, beside the code
+// that sets it; the core names no meter. The usage API and the Usage panel show every meter a
+// record has, by its description when it has one and under its own name otherwise.
+struct MeterSpec
+{
+    MeterSpec() = default;
+    MeterSpec(QString name, QString label = {}, QString field = {}, qint64 fieldScale = 1)
+        : name(std::move(name)), label(std::move(label)), field(std::move(field)),
+          fieldScale(fieldScale)
+    {
+    }
+
+    QString name;          // as stored: lowercase letters, digits and '_', 1 to 64 characters
+    QString label;         // the Usage panel's column header; empty: the name
+    QString field;         // the usage API's field in "units"; empty: the name
+    qint64 fieldScale = 1; // the API shows quantity / fieldScale (1: the exact integer)
+};
+
+namespace UsageMeters {
+
+// Whether a name may be a meter's (the rule above).
+bool isValidName(QStringView name);
+// Describes a meter (a later description of the same name replaces it) and returns its name,
+// for a namespace-scope constant in the family code that sets it:
+//   const QString kImagesMeter = UsageMeters::define({"images", "Images"});
+// Thread-safe. A name that is not valid is a programming error (asserted).
+QString define(const MeterSpec &spec);
+// The meters described, in name order: the API shows each of them on every record (0 when the
+// record lacks it), so that a record's shape does not depend on its family.
+QList<MeterSpec> defined();
+// The description of `name`, or one made from the name alone.
+MeterSpec describe(const QString &name);
+
+} // namespace UsageMeters
