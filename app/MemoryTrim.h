@@ -7,9 +7,9 @@
 //
 // Both programs allocate through jemalloc (SWITCHYARD_JEMALLOC, on by default). Under wrk, in
 // pairs of runs of the same code linked both ways (tests/bench/paired-builds.sh), jemalloc
-// answered a median 0.6-9.5% more billed address requests, with 1.7-3.2 µs less of the
-// server's CPU per request, and GET /healthz about the same; malloc and free had been about a
-// tenth of the server thread, and the address workers and the writer free blocks the server
+// answered a median 0.6-9.5% more billed requests (of a family with a worker pool), with 1.7-3.2 µs
+// less of the server's CPU per request, and GET /healthz about the same; malloc and free had been
+// about a tenth of the server thread, and a family's workers and the writer free blocks the server
 // thread allocated (tests/bench/README.md, "The charge path").
 //
 // Either allocator keeps freed memory for reuse: after 1,000 streams had ended, or an overload
@@ -17,7 +17,7 @@
 // back every intervalMs from the thread it lives on (release()): jemalloc purges every arena's
 // unused pages, glibc's malloc_trim(0) those of its heaps (a few milliseconds at most, for a
 // heap of a few hundred megabytes). With glibc, prepare() caps the arenas at four: with two,
-// the server thread, the address workers and the writer waited on each other's arena locks, and
+// the server thread, a family's workers and the writer waited on each other's arena locks, and
 // billed requests under wrk went about a fifth slower. jemalloc's options are fixed when it
 // starts (malloc_conf in MemoryTrim.cpp).
 namespace MemoryTrim {

@@ -2,8 +2,6 @@
 
 #include "ModelFormat.h"
 
-#include <QPointer>
-
 namespace {
 
 bool sameKey(const ApiKeyRecord &a, const ApiKeyRecord &b)
@@ -12,159 +10,52 @@ bool sameKey(const ApiKeyRecord &a, const ApiKeyRecord &b)
            a.lastUsed == b.lastUsed && a.revoked == b.revoked;
 }
 
-QVariant msOf(const QDateTime &t)
-{
-    return t.isValid() ? t.toMSecsSinceEpoch() : qint64(-1);
-}
-
 } // namespace
 
 ApiKeyModel::ApiKeyModel(DatabaseService &db, QObject *parent)
-    : RecordTableModel(Order::Ascending, parent), m_db(db), m_account(db.defaultAccountId())
+    : CredentialModel(db,
+                      {&Store::listApiKeys, sameKey, &UsageRecord::keyId,
+                       &DatabaseService::apiKeysChanged, &DatabaseService::announceApiKeysChanged,
+                       NameColumn, PrefixColumn, CreatedColumn, LastUsedColumn},
+                      parent)
 {
-    connect(&db, &DatabaseService::apiKeysChanged, this, &ApiKeyModel::reload);
-    // Last-used times are written without an announcement (at most once a minute per key), so
-    // usage by a listed key is the cue; the timer folds a burst of requests into one read.
-    m_lastUsedRefresh.setSingleShot(true);
-    m_lastUsedRefresh.setInterval(1000);
-    connect(&m_lastUsedRefresh, &QTimer::timeout, this, &ApiKeyModel::reload);
-    connect(&db, &DatabaseService::usageRecorded, this, [this](const UsageRecord &r) {
-        if (r.keyId && rowOfId(r.keyId) >= 0 && !m_lastUsedRefresh.isActive())
-            m_lastUsedRefresh.start();
-    });
-    reload();
 }
 
-int ApiKeyModel::columnCount(const QModelIndex &parent) const
+QStringList ApiKeyModel::headers() const
 {
-    return parent.isValid() ? 0 : ColumnCount;
+    return {tr("Name"), tr("Key"), tr("Tier"), tr("Created"), tr("Last used"), tr("Status")};
 }
 
-QVariant ApiKeyModel::headerData(int section, Qt::Orientation orientation, int role) const
+QString ApiKeyModel::prefixHint() const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return QAbstractTableModel::headerData(section, orientation, role);
-    switch (section) {
-    case NameColumn:
-        return tr("Name");
-    case PrefixColumn:
-        return tr("Key");
-    case TierColumn:
-        return tr("Tier");
-    case CreatedColumn:
-        return tr("Created");
-    case LastUsedColumn:
-        return tr("Last used");
-    case StatusColumn:
-        return tr("Status");
-    }
+    return tr("Only this prefix is kept; the full key was shown once, at creation.");
+}
+
+QVariant ApiKeyModel::otherCell(const ApiKeyRecord &key, int column, int role) const
+{
+    if (column == TierColumn && (role == Qt::DisplayRole || role == SortRole))
+        return key.tier;
+    if (column != StatusColumn)
+        return {};
+    if (role == Qt::DisplayRole)
+        return key.isRevoked() ? tr("Revoked") : tr("Active");
+    if (role == SortRole)
+        return key.isRevoked() ? 1 : 0;
+    if (role == Qt::ToolTipRole && key.isRevoked())
+        return tr("Revoked %1").arg(ModelFormat::time(key.revoked));
     return {};
-}
-
-QVariant ApiKeyModel::cellData(const ApiKeyRecord &key, int column, int role) const
-{
-    if (role == Qt::DisplayRole) {
-        switch (column) {
-        case NameColumn:
-            return key.name;
-        case PrefixColumn:
-            return key.prefix;
-        case TierColumn:
-            return key.tier;
-        case CreatedColumn:
-            return ModelFormat::time(key.created);
-        case LastUsedColumn:
-            return ModelFormat::time(key.lastUsed, tr("Never"));
-        case StatusColumn:
-            return key.isRevoked() ? tr("Revoked") : tr("Active");
-        }
-    } else if (role == SortRole) {
-        switch (column) {
-        case NameColumn:
-            return key.name;
-        case PrefixColumn:
-            return key.prefix;
-        case TierColumn:
-            return key.tier;
-        case CreatedColumn:
-            return msOf(key.created);
-        case LastUsedColumn:
-            return msOf(key.lastUsed);
-        case StatusColumn:
-            return key.isRevoked() ? 1 : 0;
-        }
-    } else if (role == Qt::ToolTipRole) {
-        switch (column) {
-        case PrefixColumn:
-            return tr("Only this prefix is kept; the full key was shown once, at creation.");
-        case CreatedColumn:
-            return key.created.toUTC().toString(Qt::ISODateWithMs);
-        case LastUsedColumn:
-            return key.lastUsed.toUTC().toString(Qt::ISODateWithMs);
-        case StatusColumn:
-            if (key.isRevoked())
-                return tr("Revoked %1").arg(ModelFormat::time(key.revoked));
-            break;
-        }
-    }
-    return {};
-}
-
-void ApiKeyModel::reload()
-{
-    if (m_loading) {
-        m_stale = true;
-        return;
-    }
-    m_loading = true;
-    const qint64 account = m_account;
-    m_db.read<QList<ApiKeyRecord>>(
-        this, [account](Store &s) { return s.listApiKeys(account); },
-        [this](const DbResult<QList<ApiKeyRecord>> &r) {
-            m_loading = false;
-            if (r.ok()) {
-                mergeRows(r.value, sameKey);
-                m_loaded = true;
-                emit loaded();
-            } else {
-                emit loadFailed(r.error);
-            }
-            if (m_stale) {
-                m_stale = false;
-                reload();
-            }
-        });
 }
 
 void ApiKeyModel::createKey(const QString &name, const QString &tier, QObject *context,
                             CreateDone done)
 {
-    const qint64 account = m_account;
-    QPointer<QObject> guard(context);
-    const bool hasContext = context != nullptr;
-    m_db.write<CreatedSecret>(
-        this, [=](Store &s) { return s.createApiKey(account, name, tier); },
-        [this, guard, hasContext, done = std::move(done)](const DbResult<CreatedSecret> &r) {
-            if (r.ok())
-                m_db.announceApiKeysChanged();
-            if (done && (guard || !hasContext))
-                done(r);
-        });
+    write<CreatedSecret>(
+        [=](Store &s, qint64 account) { return s.createApiKey(account, name, tier); }, context,
+        std::move(done));
 }
 
 void ApiKeyModel::revokeKey(qint64 id, QObject *context, RevokeDone done)
 {
-    const qint64 account = m_account;
-    QPointer<QObject> guard(context);
-    const bool hasContext = context != nullptr;
-    m_db.write<bool>(
-        this, [=](Store &s) { return s.revokeApiKey(account, id); },
-        [this, guard, hasContext, done = std::move(done)](const DbResult<bool> &r) {
-            // Announced even for a no-op so every cache (the server's authenticator included)
-            // re-reads rather than trusting what it holds.
-            if (r.ok())
-                m_db.announceApiKeysChanged();
-            if (done && (guard || !hasContext))
-                done(r);
-        });
+    write<bool>([id](Store &s, qint64 account) { return s.revokeApiKey(account, id); }, context,
+                std::move(done));
 }

@@ -1,15 +1,12 @@
 #pragma once
 
-#include "DatabaseService.h"
-#include "RecordTableModel.h"
-
-#include <QTimer>
+#include "CredentialModel.h"
 
 // The account's API keys, as the Settings > API Keys table shows them: only the display prefix
 // ever reaches this model; the full value exists once, in createKey()'s callback.
-// Loads through DatabaseService's readers and reloads on apiKeysChanged; a key's "last used"
-// is refreshed shortly after usage for that key is recorded.
-class ApiKeyModel : public RecordTableModel<ApiKeyRecord>
+// Reloads on apiKeysChanged; a key's "last used" is refreshed shortly after usage for that key
+// is recorded (CredentialModel).
+class ApiKeyModel : public CredentialModel<ApiKeyRecord>
 {
     Q_OBJECT
 public:
@@ -26,16 +23,6 @@ public:
 
     explicit ApiKeyModel(DatabaseService &db, QObject *parent = nullptr);
 
-    int columnCount(const QModelIndex &parent = QModelIndex()) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
-    // Re-reads the list; calls made while a read is in flight collapse into one more read.
-    void reload();
-    bool isLoaded() const { return m_loaded; }
-
-    using CreateDone = std::function<void(const DbResult<CreatedSecret> &)>;
-    using RevokeDone = std::function<void(const DbResult<bool> &)>;
     // done runs on this model's thread, unless a given context is gone. An empty tier means the
     // default tier.
     void createKey(const QString &name, const QString &tier, QObject *context, CreateDone done);
@@ -47,13 +34,9 @@ signals:
     void loadFailed(const QString &error);
 
 protected:
-    QVariant cellData(const ApiKeyRecord &key, int column, int role) const override;
-
-private:
-    DatabaseService &m_db;
-    qint64 m_account;
-    bool m_loaded = false;
-    bool m_loading = false;
-    bool m_stale = false;
-    QTimer m_lastUsedRefresh;
+    QStringList headers() const override;
+    QVariant otherCell(const ApiKeyRecord &key, int column, int role) const override;
+    QString prefixHint() const override;
+    void onLoaded() override { emit loaded(); }
+    void onLoadFailed(const QString &error) override { emit loadFailed(error); }
 };

@@ -1,15 +1,14 @@
 #pragma once
 
-#include "DatabaseService.h"
-#include "RecordTableModel.h"
+#include "CredentialModel.h"
 #include "Scopes.h"
 
 #include <QTimer>
 
 // The account's control tokens (lpc_): display prefix, scopes, lifetime and state. Like
 // ApiKeyModel it never holds a full token; createToken()'s callback is the one place it exists.
-// Reloads on controlTokensChanged and shortly after a listed token is used.
-class ControlTokenModel : public RecordTableModel<ControlTokenRecord>
+// Reloads on controlTokensChanged and shortly after a listed token is used (CredentialModel).
+class ControlTokenModel : public CredentialModel<ControlTokenRecord>
 {
     Q_OBJECT
 public:
@@ -27,15 +26,6 @@ public:
 
     explicit ControlTokenModel(DatabaseService &db, QObject *parent = nullptr);
 
-    int columnCount(const QModelIndex &parent = QModelIndex()) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
-
-    void reload();
-    bool isLoaded() const { return m_loaded; }
-
-    using CreateDone = std::function<void(const DbResult<CreatedSecret> &)>;
-    using RevokeDone = std::function<void(const DbResult<bool> &)>;
     // The scopes a token may carry (default: the core's; the window sets Services::scopes()).
     void setKnownScopes(const QStringList &scopes) { m_knownScopes = scopes; }
     const QStringList &knownScopes() const { return m_knownScopes; }
@@ -52,17 +42,15 @@ signals:
     void loadFailed(const QString &error);
 
 protected:
-    QVariant cellData(const ControlTokenRecord &token, int column, int role) const override;
+    QStringList headers() const override;
+    QVariant otherCell(const ControlTokenRecord &token, int column, int role) const override;
+    QString prefixHint() const override;
+    void onLoaded() override;
+    void onLoadFailed(const QString &error) override { emit loadFailed(error); }
 
 private:
     void refreshExpiry();
 
-    DatabaseService &m_db;
-    qint64 m_account;
-    bool m_loaded = false;
-    bool m_loading = false;
-    bool m_stale = false;
-    QTimer m_lastUsedRefresh;
     QTimer m_expiryTick;
     QStringList m_knownScopes = Scopes::core();
 };

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <QCommandLineOption>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
@@ -48,11 +49,15 @@ public:
     virtual ~CommandHost() = default;
     virtual QTextStream &out() = 0; // results (what a script captures)
     virtual QTextStream &err() = 0; // messages and errors
-    // Adds the options every command takes (--data-dir, --database) to parser and parses args
-    // (args[0] is the command's own name, e.g. "address import"). Returns false after printing
-    // --help (exit 0); throws CommandUsageError for bad arguments (exit 2).
+    // Adds the options every command takes (--data-dir, --database), then `options` (listed
+    // after them in --help), to parser and parses args (args[0] is the command's own name, e.g.
+    // "address import"). Returns false after printing --help (exit 0); throws
+    // CommandUsageError for bad arguments (exit 2).
     virtual bool parse(QCommandLineParser &parser, const QStringList &args,
-                       const QString &description) = 0;
+                       const QString &description,
+                       const QList<QCommandLineOption> &options = {}) = 0;
+    // Scopes a control token may carry: the core's and every family's of this program.
+    virtual QStringList scopes() = 0;
     // The database the parsed options name, opened on this thread and migrated (the core and
     // every family's tables). Valid until the command returns.
     virtual Store &store() = 0;

@@ -144,9 +144,8 @@ QTableWidgetItem *readOnlyItem(const QString &text)
 
 } // namespace
 
-AddressPanel::AddressPanel(AddressFamily *family, QWidget *parent)
-    : QWidget(parent), m_family(family),
-      m_engine(family ? family->engine() : std::make_shared<AddressEngine>())
+AddressPanel::AddressPanel(AddressFamily &family, QWidget *parent)
+    : QWidget(parent), m_family(&family), m_engine(family.engine())
 {
     setObjectName(QStringLiteral("addressPanel"));
 
@@ -293,7 +292,7 @@ AddressPanel::AddressPanel(AddressFamily *family, QWidget *parent)
     dataRow->addWidget(m_importReplace);
     dataRow->addWidget(m_importButton);
     // Importing needs the family's database.
-    const bool canImport = m_family && m_family->canImport();
+    const bool canImport = m_family->canImport();
     for (QWidget *w :
          {static_cast<QWidget *>(m_importKind), static_cast<QWidget *>(m_importReplace),
           static_cast<QWidget *>(m_importButton)})
@@ -585,7 +584,7 @@ void AddressPanel::chooseImportFile()
 
 void AddressPanel::importFile(AddressStore::Kind kind, const QString &path, bool replace)
 {
-    if (m_importing || !m_family)
+    if (m_importing)
         return;
     m_importing = true;
     m_importButton->setEnabled(false);

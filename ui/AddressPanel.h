@@ -62,9 +62,8 @@ public:
 
     // family: the services' address family, whose engine the panel calls and into whose
     // database (and engine) "Import CSV…" imports; it must outlive the panel, and the import row
-    // is enabled only when it has started (it has a database then). Null: an engine of the
-    // panel's own, without imported data, and no import.
-    explicit AddressPanel(AddressFamily *family = nullptr, QWidget *parent = nullptr);
+    // is enabled only when it has started (it has a database then).
+    explicit AddressPanel(AddressFamily &family, QWidget *parent = nullptr);
 
     // The engine the panel calls.
     const std::shared_ptr<AddressEngine> &engine() const { return m_engine; }
@@ -83,7 +82,7 @@ public:
 public slots:
     void run();
     // Imports a CSV file through the family (AddressFamily::importCsv: a thread of its own);
-    // importFinished() when done. Does nothing without a family or while an import runs.
+    // importFinished() when done. Does nothing while an import runs.
     void importFile(AddressStore::Kind kind, const QString &path, bool replace);
 
 private slots:

@@ -4,13 +4,12 @@
 #include "Confirm.h"
 #include "CreateApiKeyDialog.h"
 #include "CreatedSecretDialog.h"
+#include "RecordTable.h"
 
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -24,21 +23,8 @@ ApiKeysPanel::ApiKeysPanel(ApiKeyModel *model, QWidget *parent) : QWidget(parent
                             this);
     hint->setWordWrap(true);
 
-    m_proxy = new QSortFilterProxyModel(this);
-    m_proxy->setSourceModel(model);
-    m_proxy->setSortRole(ApiKeyModel::SortRole);
-
-    m_view = new QTableView(this);
-    m_view->setObjectName(QStringLiteral("apiKeysTable"));
-    m_view->setModel(m_proxy);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setSortingEnabled(true);
-    m_view->sortByColumn(ApiKeyModel::CreatedColumn, Qt::AscendingOrder);
-    m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view = makeSortedTable(model, ApiKeyModel::SortRole, ApiKeyModel::CreatedColumn,
+                             QStringLiteral("apiKeysTable"), this);
 
     m_create = new QPushButton(tr("Create Key"), this);
     m_create->setObjectName(QStringLiteral("createKeyButton"));

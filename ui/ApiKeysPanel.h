@@ -5,7 +5,6 @@
 class ApiKeyModel;
 class QLabel;
 class QPushButton;
-class QSortFilterProxyModel;
 class QTableView;
 
 // Settings > API Keys: the account's keys (masked), Create Key (the full value shown once) and
@@ -31,7 +30,6 @@ private:
     QStringList knownTiers() const;
 
     ApiKeyModel *m_model;
-    QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QPushButton *m_create;
     QPushButton *m_revoke;

@@ -107,9 +107,8 @@ QByteArray toInt16(const QByteArray &raw, QAudioFormat::SampleFormat format)
 
 } // namespace
 
-AudioPanel::AudioPanel(AudioFamily *family, QWidget *parent)
-    : QWidget(parent), m_ownFamily(family ? nullptr : std::make_unique<AudioFamily>()),
-      m_family(family ? family : m_ownFamily.get()), m_devices(new QMediaDevices(this))
+AudioPanel::AudioPanel(AudioFamily &family, QWidget *parent)
+    : QWidget(parent), m_family(&family), m_devices(new QMediaDevices(this))
 {
     setObjectName(QStringLiteral("audioPanel"));
     setAcceptDrops(true);

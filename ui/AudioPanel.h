@@ -54,9 +54,8 @@ class AudioPanel : public QWidget
 {
     Q_OBJECT
 public:
-    // family: the services' audio family (must outlive the panel). Null: a family of the
-    // panel's own with the default configuration.
-    explicit AudioPanel(AudioFamily *family = nullptr, QWidget *parent = nullptr);
+    // family: the services' audio family (must outlive the panel).
+    explicit AudioPanel(AudioFamily &family, QWidget *parent = nullptr);
     ~AudioPanel() override;
 
     AudioFamily &family() const { return *m_family; }
@@ -126,7 +125,6 @@ private:
     void chooseSpeechFile();
     void chooseTranscriptFile();
 
-    std::unique_ptr<AudioFamily> m_ownFamily;
     AudioFamily *m_family;
     QMediaDevices *m_devices;
     bool m_hasOutput = false;

@@ -3,6 +3,7 @@
 #include "Confirm.h"
 #include "ControlTokenModel.h"
 #include "CreatedSecretDialog.h"
+#include "RecordTable.h"
 #include "Scopes.h"
 
 #include <QCheckBox>
@@ -10,11 +11,9 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -65,20 +64,8 @@ ControlTokensPanel::ControlTokensPanel(ControlTokenModel *model, QWidget *parent
     formLayout->addRow(tr("&Expires after:"), m_expiryDays);
     formLayout->addRow(QString(), m_create);
 
-    m_proxy = new QSortFilterProxyModel(this);
-    m_proxy->setSourceModel(model);
-    m_proxy->setSortRole(ControlTokenModel::SortRole);
-    m_view = new QTableView(this);
-    m_view->setObjectName(QStringLiteral("controlTokensTable"));
-    m_view->setModel(m_proxy);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setSortingEnabled(true);
-    m_view->sortByColumn(ControlTokenModel::CreatedColumn, Qt::AscendingOrder);
-    m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view = makeSortedTable(model, ControlTokenModel::SortRole, ControlTokenModel::CreatedColumn,
+                             QStringLiteral("controlTokensTable"), this);
 
     m_revoke = new QPushButton(tr("Revoke"), this);
     m_revoke->setObjectName(QStringLiteral("revokeTokenButton"));

@@ -7,7 +7,6 @@ class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
-class QSortFilterProxyModel;
 class QSpinBox;
 class QTableView;
 
@@ -32,7 +31,6 @@ private:
     void showMessage(const QString &message);
 
     ControlTokenModel *m_model;
-    QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QLineEdit *m_name;
     QList<QCheckBox *> m_scopes;

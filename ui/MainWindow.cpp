@@ -1,28 +1,16 @@
 #include "MainWindow.h"
 
-#include "address/AddressFamily.h"
-#include "AddressPanel.h"
 #include "ApiKeyModel.h"
-#include "ApiKeysPanel.h"
-#include "AudioFamily.h"
-#include "AudioPanel.h"
 #include "ControlTokenModel.h"
-#include "ControlTokensPanel.h"
-#include "CreditsPanel.h"
 #include "DatabaseService.h"
 #include "LedgerModel.h"
-#include "llm/GatewayFamily.h"
-#include "ProvidersPanel.h"
 #include "RequestMeter.h"
-#include "Scopes.h"
 #include "ServerHost.h"
 #include "Services.h"
-#include "SocialDataPanel.h"
 #include "UsageBucketModel.h"
 #include "UsageModel.h"
-#include "UsagePanel.h"
-#include "WebhookDeliveriesPanel.h"
 
+#include <algorithm>
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -35,32 +23,16 @@ namespace {
 constexpr int kPanelIndexRole = Qt::UserRole;
 }
 
-MainWindow::MainWindow(Services &services, QWidget *parent)
-    : MainWindow(services.database(), services.isServing() ? services.host() : nullptr,
-                 services.scopes(), services.family<AddressFamily>(),
-                 services.family<AudioFamily>(), parent)
-{
-    if (auto *gateway = services.family<GatewayFamily>())
-        setProviderRegistry(&gateway->registry());
-    addPanel(tr("Activity"), tr("Webhook deliveries"),
-             new WebhookDeliveriesPanel(services.family<ImagesFamily>()));
-    addPanel(tr("Settings"), tr("Social data"),
-             new SocialDataPanel(services.family<SocialFamily>()));
-}
-
-MainWindow::MainWindow(DatabaseService &db, ServerHost *host, QWidget *parent)
-    : MainWindow(db, host, Scopes::core(), nullptr, nullptr, parent)
-{
-}
-
-MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList &scopes,
-                       AddressFamily *address, AudioFamily *audio, QWidget *parent)
-    : QMainWindow(parent), m_host(host), m_keys(new ApiKeyModel(db, this)),
-      m_tokens(new ControlTokenModel(db, this)), m_ledger(new LedgerModel(db, this)),
-      m_usage(new UsageModel(db, this)), m_buckets(new UsageBucketModel(db, this)),
+MainWindow::MainWindow(Services &services, const PanelRegistry &panels, QWidget *parent)
+    : QMainWindow(parent), m_host(services.isServing() ? services.host() : nullptr),
+      m_keys(new ApiKeyModel(services.database(), this)),
+      m_tokens(new ControlTokenModel(services.database(), this)),
+      m_ledger(new LedgerModel(services.database(), this)),
+      m_usage(new UsageModel(services.database(), this)),
+      m_buckets(new UsageBucketModel(services.database(), this)),
       m_meter(std::make_shared<RequestMeter>(QDateTime::currentMSecsSinceEpoch()))
 {
-    m_tokens->setKnownScopes(scopes);
+    m_tokens->setKnownScopes(services.scopes());
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("Switchyard"));
 
@@ -81,22 +53,16 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList 
     split->setStretchFactor(1, 1);
     setCentralWidget(split);
 
-    addPanel(tr("Settings"), tr("API Keys"), new ApiKeysPanel(m_keys));
-    addPanel(tr("Settings"), tr("Control Tokens"), new ControlTokensPanel(m_tokens));
-    addPanel(tr("Billing"), tr("Credits"), new CreditsPanel(m_ledger));
-    addPanel(tr("Billing"), tr("Usage"), new UsagePanel(m_usage, m_buckets, m_keys));
-    addPanel(tr("Tools"), tr("Address testing"), new AddressPanel(address));
-    addPanel(tr("Tools"), tr("Speech & transcription"), new AudioPanel(audio));
-    showPanel(tr("API Keys"));
+    addFamilyPanels(services, panels);
 
-    m_address = new QLabel(this);
-    m_address->setObjectName(QStringLiteral("addressLabel"));
-    m_address->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_listening = new QLabel(this);
+    m_listening->setObjectName(QStringLiteral("listenLabel"));
+    m_listening->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_rate = new QLabel(this);
     m_rate->setObjectName(QStringLiteral("rateLabel"));
     m_errors = new QLabel(this);
     m_errors->setObjectName(QStringLiteral("errorsLabel"));
-    statusBar()->addWidget(m_address, 1);
+    statusBar()->addWidget(m_listening, 1);
     statusBar()->addPermanentWidget(m_rate);
     statusBar()->addPermanentWidget(m_errors);
 
@@ -114,6 +80,29 @@ MainWindow::MainWindow(DatabaseService &db, ServerHost *host, const QStringList 
     m_statusTick.start();
     updateStatus();
     resize(1200, 760);
+}
+
+void MainWindow::addFamilyPanels(Services &services, const PanelRegistry &panels)
+{
+    struct Offered
+    {
+        ServiceFamily *family;
+        PanelSpec spec;
+    };
+    QList<Offered> offered;
+    for (ServiceFamily *family : services.families())
+        for (PanelSpec &spec : panels.panelsOf(family->name()))
+            offered.append({family, std::move(spec)});
+    std::stable_sort(offered.begin(), offered.end(), [](const Offered &a, const Offered &b) {
+        return a.spec.order < b.spec.order;
+    });
+    for (const Offered &o : offered) {
+        const PanelHost host{*o.family, services.database(), *m_keys, *m_tokens, *m_ledger,
+                             *m_usage,  *m_buckets};
+        addPanel(o.spec.group, o.spec.title, o.spec.make(host));
+    }
+    if (!offered.isEmpty())
+        showPanel(offered.first().spec.title);
 }
 
 MainWindow::~MainWindow()
@@ -170,19 +159,11 @@ QWidget *MainWindow::currentPanel() const
     return m_stack->currentWidget();
 }
 
-void MainWindow::setProviderRegistry(ProviderRegistry *registry)
-{
-    if (!registry || m_providers)
-        return;
-    m_providers = new ProvidersPanel(registry);
-    addPanel(tr("Settings"), tr("Providers"), m_providers);
-}
-
 void MainWindow::updateStatus()
 {
-    m_address->setText(m_host && m_host->url().isValid()
-                           ? tr("Listening on %1").arg(m_host->url().toString())
-                           : tr("API server not running"));
+    m_listening->setText(m_host && m_host->url().isValid()
+                             ? tr("Listening on %1").arg(m_host->url().toString())
+                             : tr("API server not running"));
     const quint64 perMinute = m_meter->sample(QDateTime::currentMSecsSinceEpoch());
     m_rate->setText(tr("%1 req/min").arg(perMinute));
     m_errors->setText(tr("Errors: %1 server (5xx), %2 client (4xx)")

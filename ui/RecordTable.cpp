@@ -1,6 +1,7 @@
 #include "RecordTable.h"
 
 #include <QHeaderView>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 
 QTableView *makeRecordTable(QAbstractItemModel *model, const QString &objectName, QWidget *parent)
@@ -16,5 +17,25 @@ QTableView *makeRecordTable(QAbstractItemModel *model, const QString &objectName
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 8);
     view->horizontalHeader()->setStretchLastSection(true);
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    return view;
+}
+
+QTableView *makeSortedTable(QAbstractItemModel *model, int sortRole, int sortColumn,
+                            const QString &objectName, QWidget *parent)
+{
+    auto *view = new QTableView(parent);
+    auto *proxy = new QSortFilterProxyModel(view);
+    proxy->setSourceModel(model);
+    proxy->setSortRole(sortRole);
+    view->setObjectName(objectName);
+    view->setModel(proxy);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setSortingEnabled(true);
+    view->sortByColumn(sortColumn, Qt::AscendingOrder);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setStretchLastSection(true);
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     return view;
 }

@@ -107,7 +107,7 @@ private slots:
 
     void voicesGroupedByLanguage()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         auto *combo = child<QComboBox>(&panel, "voiceCombo");
         auto *model = qobject_cast<QStandardItemModel *>(combo->model());
@@ -140,7 +140,7 @@ private slots:
 
     void characterCountAndCost()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         auto *text = child<QPlainTextEdit>(&panel, "speechTextEdit");
         auto *label = child<QLabel>(&panel, "charCountLabel");
@@ -165,7 +165,7 @@ private slots:
     {
         if (!QMediaDevices::audioOutputs().isEmpty())
             QSKIP("this machine has an audio output device");
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         QVERIFY(!panel.hasOutputDevice());
         auto *label = child<QLabel>(&panel, "audioDeviceLabel");
@@ -195,7 +195,7 @@ private slots:
 
     void synthesizeAndSave()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         child<QPlainTextEdit>(&panel, "speechTextEdit")->setPlainText(kSentence);
         auto *format = child<QComboBox>(&panel, "speechFormatCombo");
@@ -249,7 +249,7 @@ private slots:
 
     void synthesisErrorShown()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         child<QPlainTextEdit>(&panel, "speechTextEdit")->setPlainText(QStringLiteral("   "));
         QSignalSpy done(&panel, &AudioPanel::speechFinished);
@@ -262,7 +262,7 @@ private slots:
 
     void transcribeAFile()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         QVERIFY(!child<QPushButton>(&panel, "transcribeButton")->isEnabled()); // nothing loaded
         QVERIFY(transcribeFile(panel, m_wavPath));
@@ -297,7 +297,7 @@ private slots:
 
     void srtAndVttOutput()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         QVERIFY(transcribeFile(panel, m_wavPath));
         auto *format = child<QComboBox>(&panel, "transcriptFormatCombo");
@@ -328,7 +328,7 @@ private slots:
 
     void dropAFile()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(m_wavPath)});
@@ -362,7 +362,7 @@ private slots:
 
     void localModelsOnly()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         auto *combo = child<QComboBox>(&panel, "modelCombo");
         auto *model = qobject_cast<QStandardItemModel *>(combo->model());
@@ -378,7 +378,7 @@ private slots:
 
     void roundTrip()
     {
-        AudioPanel panel(&m_family);
+        AudioPanel panel(m_family);
         panel.show();
         child<QPlainTextEdit>(&panel, "speechTextEdit")->setPlainText(kSentence);
         QSignalSpy done(&panel, &AudioPanel::roundTripFinished);
@@ -407,7 +407,7 @@ private slots:
         family.configure(QJsonObject{{"workers", 1}, {"queue", 0}}, ServerSettings{});
         // Unblocks the job however the test ends (a failed check returns early).
         const auto unblock = qScopeGuard([&] { release.release(); });
-        AudioPanel panel(&family);
+        AudioPanel panel(family);
         panel.show();
         QVERIFY(family.workers().tryRun([&] { release.acquire(); }));
         QSignalSpy done(&panel, &AudioPanel::speechFinished);
@@ -422,7 +422,7 @@ private slots:
     // A panel closed while its job runs: the job finishes on the pool and posts nowhere.
     void closeWhileRunning()
     {
-        auto *panel = new AudioPanel(&m_family);
+        auto *panel = new AudioPanel(m_family);
         panel->show();
         child<QPlainTextEdit>(panel, "speechTextEdit")->setPlainText(kSentence.repeated(5));
         QTest::mouseClick(child<QPushButton>(panel, "roundTripButton"), Qt::LeftButton);

@@ -1,36 +1,77 @@
+#include "control/ControlFamily.h"
 #include "MainWindow.h"
 #include "RequestMeter.h"
-#include "TestDatabase.h"
+#include "Services.h"
 
 #include <QLabel>
 #include <QListWidget>
 #include <QStackedWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
+// The window over the program's Services: its sidebar is what the families offer
+// (PanelRegistry), nothing else.
 class TestMainWindow : public QObject
 {
     Q_OBJECT
 private slots:
     void sidebarSwitchesPanels();
+    void onlyTheServicesFamiliesPanels();
     void statusBarWithoutServer();
     void meterSlidesOverOneMinute();
+
+private:
+    static ServerSettings settingsIn(const QTemporaryDir &dir)
+    {
+        ServerSettings settings = ServerSettings::defaults();
+        settings.configPath = dir.filePath(QStringLiteral("config.json"));
+        return settings;
+    }
+    static DatabaseConfig databaseIn(const QTemporaryDir &dir)
+    {
+        return DatabaseConfig::sqlite(dir.filePath(QStringLiteral("switchyard.db")));
+    }
 };
 
 void TestMainWindow::sidebarSwitchesPanels()
 {
-    TestDatabase t;
-    MainWindow window(t.db(), nullptr);
+    QTemporaryDir dir;
+    Services services(settingsIn(dir), databaseIn(dir));
+    services.start();
+    MainWindow window(services);
     window.show();
     auto *sidebar = window.findChild<QListWidget *>("sidebar");
     auto *stack = window.findChild<QStackedWidget *>("panels");
     QVERIFY(sidebar && stack);
-    QCOMPARE(stack->count(), 6);
+    // The first panel in order is selected.
     QCOMPARE(window.currentPanel()->objectName(), QStringLiteral("apiKeysPanel"));
 
-    const QMap<QString, QString> panels{
-        {"API Keys", "apiKeysPanel"},        {"Control Tokens", "controlTokensPanel"},
-        {"Credits", "creditsPanel"},         {"Usage", "usagePanel"},
-        {"Address testing", "addressPanel"}, {"Speech & transcription", "audioPanel"}};
+    // Every family's panel, each under its heading, in the registered order.
+    const QStringList rows{"Settings",
+                           "API Keys",
+                           "Control Tokens",
+                           "Providers",
+                           "Social data",
+                           "Billing",
+                           "Credits",
+                           "Usage",
+                           "Tools",
+                           "Address testing",
+                           "Speech & transcription",
+                           "Activity",
+                           "Webhook deliveries"};
+    QStringList shown;
+    for (int row = 0; row < sidebar->count(); ++row)
+        shown.append(sidebar->item(row)->text().trimmed());
+    QCOMPARE(shown, rows);
+    QCOMPARE(stack->count(), 9);
+    const QMap<QString, QString> panels{{"API Keys", "apiKeysPanel"},
+                                        {"Control Tokens", "controlTokensPanel"},
+                                        {"Providers", "providersPanel"},
+                                        {"Credits", "creditsPanel"},
+                                        {"Usage", "usagePanel"},
+                                        {"Address testing", "addressPanel"},
+                                        {"Speech & transcription", "audioPanel"}};
     for (auto it = panels.cbegin(); it != panels.cend(); ++it) {
         QVERIFY(window.showPanel(it.key()));
         QCOMPARE(window.currentPanel()->objectName(), it.value());
@@ -52,18 +93,43 @@ void TestMainWindow::sidebarSwitchesPanels()
     extra->setObjectName("extraPanel");
     window.addPanel(QStringLiteral("Settings"), QStringLiteral("Upstreams"), extra);
     const int headingRow = sidebar->row(headings.first());
-    QCOMPARE(sidebar->item(headingRow + 3)->data(Qt::AccessibleTextRole).toString(),
+    QCOMPARE(sidebar->item(headingRow + 5)->data(Qt::AccessibleTextRole).toString(),
              QStringLiteral("Upstreams"));
     QVERIFY(window.showPanel(QStringLiteral("Upstreams")));
     QCOMPARE(window.currentPanel(), extra);
 }
 
+// Services with the control family alone: its panels, none of a family it does not have, and
+// a registry without the control family's panels shows none of them.
+void TestMainWindow::onlyTheServicesFamiliesPanels()
+{
+    QTemporaryDir dir;
+    FamilyList families;
+    families.push_back(std::make_unique<ControlFamily>());
+    Services services(settingsIn(dir), databaseIn(dir), std::move(families));
+    services.start();
+    {
+        MainWindow window(services);
+        QCOMPARE(window.findChild<QStackedWidget *>("panels")->count(), 4);
+        for (const char *title : {"API Keys", "Control Tokens", "Credits", "Usage"})
+            QVERIFY2(window.showPanel(QString::fromLatin1(title)), title);
+        QVERIFY(!window.showPanel(QStringLiteral("Providers")));
+        QVERIFY(!window.showPanel(QStringLiteral("Address testing")));
+    }
+    MainWindow bare(services, PanelRegistry());
+    QCOMPARE(bare.findChild<QStackedWidget *>("panels")->count(), 0);
+    QCOMPARE(bare.findChild<QListWidget *>("sidebar")->count(), 0);
+    QVERIFY(!bare.currentPanel());
+}
+
 void TestMainWindow::statusBarWithoutServer()
 {
-    TestDatabase t;
-    MainWindow window(t.db(), nullptr);
+    QTemporaryDir dir;
+    Services services(settingsIn(dir), databaseIn(dir));
+    services.start();
+    MainWindow window(services);
     window.show();
-    QCOMPARE(window.findChild<QLabel *>("addressLabel")->text(),
+    QCOMPARE(window.findChild<QLabel *>("listenLabel")->text(),
              QStringLiteral("API server not running"));
     QCOMPARE(window.findChild<QLabel *>("rateLabel")->text(), QStringLiteral("0 req/min"));
     QVERIFY(window.findChild<QLabel *>("errorsLabel")->text().contains("0 server (5xx)"));

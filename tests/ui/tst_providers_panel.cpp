@@ -1,6 +1,7 @@
 // Settings > Providers, driven like a user (offscreen) against a real ProviderRegistry whose
 // config file is a temporary file, and a real upstream: the project's fake_upstream program on
 // 127.0.0.1 (and a closed 127.0.0.1 port for the failure case).
+#include "control/ControlFamily.h"
 #include "ControlTokenModel.h"
 #include "FakeUpstreamProcess.h"
 #include "llm/GatewayFamily.h"
@@ -677,21 +678,39 @@ void TestProvidersPanel::catalogRefreshAndPriceOverride()
     QVERIFY(!box->isVisible());
 }
 
+// The panel is the gateway family's: the window shows it when its services have that family,
+// over the family's own registry, and not otherwise.
 void TestProvidersPanel::mainWindowShowsProvidersPanel()
 {
-    TestDatabase t;
-    ProviderRegistry registry(GatewayConfig::defaults(), m_path);
-    MainWindow window(t.db(), nullptr);
+    QTemporaryDir dir;
+    ServerSettings settings = ServerSettings::defaults();
+    settings.configPath = m_path;
+    FamilyList families;
+    families.push_back(std::make_unique<ControlFamily>());
+    Services withoutGateway(settings, DatabaseConfig::sqlite(dir.filePath(QStringLiteral("a.db"))),
+                            std::move(families));
+    withoutGateway.start();
+    {
+        MainWindow window(withoutGateway);
+        QVERIFY(!window.showPanel(QStringLiteral("Providers")));
+        QVERIFY(window.findChildren<ProvidersPanel *>().isEmpty());
+    }
+    families.clear();
+    families.push_back(std::make_unique<GatewayFamily>());
+    Services withGateway(settings, DatabaseConfig::sqlite(dir.filePath(QStringLiteral("b.db"))),
+                         std::move(families));
+    withGateway.start();
+    MainWindow window(withGateway);
     window.show();
-    QVERIFY(!window.showPanel(QStringLiteral("Providers")));
-    window.setProviderRegistry(&registry);
-    window.setProviderRegistry(&registry); // once only
     QVERIFY(window.showPanel(QStringLiteral("Providers")));
-    QCOMPARE(window.currentPanel()->objectName(), QStringLiteral("providersPanel"));
-    QCOMPARE(window.currentPanel(), window.providersPanel());
+    auto *panel = qobject_cast<ProvidersPanel *>(window.currentPanel());
+    QVERIFY(panel);
+    QCOMPARE(panel->objectName(), QStringLiteral("providersPanel"));
     QCOMPARE(window.findChildren<ProvidersPanel *>().size(), 1);
-    QCOMPARE(window.providersPanel()->providersTable()->rowCount(),
-             int(registry.config().providers.size()));
+    const ProviderRegistry &registry = withGateway.family<GatewayFamily>()->registry();
+    QCOMPARE(panel->providersTable()->rowCount(), int(registry.config().providers.size()));
+    withGateway.stop();
+    withoutGateway.stop();
 }
 
 // The program's window (MainWindow over Services): the gateway family's registry behind the
@@ -706,7 +725,9 @@ void TestProvidersPanel::mainWindowOverServices()
     MainWindow window(services);
     window.show();
     QVERIFY(window.showPanel(QStringLiteral("Providers")));
-    QCOMPARE(window.providersPanel()->providersTable()->rowCount(),
+    auto *panel = qobject_cast<ProvidersPanel *>(window.currentPanel());
+    QVERIFY(panel);
+    QCOMPARE(panel->providersTable()->rowCount(),
              int(services.family<GatewayFamily>()->registry().config().providers.size()));
     QVERIFY(window.showPanel(QStringLiteral("Control Tokens")));
     for (const QString &scope : services.scopes())

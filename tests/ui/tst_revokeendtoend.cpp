@@ -6,7 +6,7 @@
 #include "Pipeline.h"
 #include "Server.h"
 #include "ServerHost.h"
-#include "TestDatabase.h"
+#include "Services.h"
 
 #include <QDialogButtonBox>
 #include <QJsonDocument>
@@ -20,6 +20,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 // The window and the running server share one DatabaseService: a key created in Settings >
@@ -61,38 +62,38 @@ TestRevokeEndToEnd::Reply TestRevokeEndToEnd::get(const QUrl &url, const QString
 
 void TestRevokeEndToEnd::revokedKeyIsRefused()
 {
-    TestDatabase t;
+    QTemporaryDir dir;
     ServerSettings settings = ServerSettings::defaults();
-    settings.authCacheMs = 10 * 60'000;    // only the revocation announcement may end the cache
-    ServerHost host(t.db(), settings, {}); // the core's routes only
-    QString error;
-    QVERIFY2(host.start(QHostAddress::LocalHost, 0, &error), qPrintable(error));
-
+    settings.configPath = dir.filePath(QStringLiteral("config.json"));
+    settings.authCacheMs = 10 * 60'000; // only the revocation announcement may end the cache
+    Services services(settings,
+                      DatabaseConfig::sqlite(dir.filePath(QStringLiteral("switchyard.db"))));
+    services.start();
     // A /v1 route behind the real pipeline's API-key authentication, independent of which
-    // model families and upstreams this build serves. Routes belong to the server thread.
-    QMetaObject::invokeMethod(
-        host.server(),
-        [&host] {
-            RouteSpec probe;
-            probe.method = "GET";
-            probe.pattern = QStringLiteral("/v1/test/whoami");
-            probe.family = QStringLiteral("test");
-            probe.auth = AuthMode::ApiKey;
-            probe.handler = [](const ContextPtr &ctx) {
-                ctx->respondJson(200, QJsonObject{{"key_id", ctx->identity().keyId}});
-            };
-            host.server()->pipeline().addRoute(probe);
-        },
-        Qt::BlockingQueuedConnection);
+    // model families and upstreams this build serves.
+    services.host()->addRoutes([](Pipeline &pipeline) {
+        RouteSpec probe;
+        probe.method = "GET";
+        probe.pattern = QStringLiteral("/v1/test/whoami");
+        probe.family = QStringLiteral("test");
+        probe.auth = AuthMode::ApiKey;
+        probe.handler = [](const ContextPtr &ctx) {
+            ctx->respondJson(200, QJsonObject{{"key_id", ctx->identity().keyId}});
+        };
+        pipeline.addRoute(probe);
+    });
+    QString error;
+    QVERIFY2(services.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    ServerHost &host = *services.host();
     QUrl url = host.url();
     url.setPath(QStringLiteral("/v1/test/whoami"));
 
-    MainWindow window(t.db(), &host);
+    MainWindow window(services);
     window.show();
     QVERIFY(window.showPanel(QStringLiteral("API Keys")));
     auto *panel = window.findChild<ApiKeysPanel *>();
     QVERIFY(panel);
-    QCOMPARE(window.findChild<QLabel *>("addressLabel")->text(),
+    QCOMPARE(window.findChild<QLabel *>("listenLabel")->text(),
              QStringLiteral("Listening on ") + host.url().toString());
     QTRY_VERIFY(window.apiKeyModel()->isLoaded());
 
@@ -135,7 +136,7 @@ void TestRevokeEndToEnd::revokedKeyIsRefused()
     QVERIFY2(errors->text().contains(QStringLiteral("0 server (5xx)")), qPrintable(errors->text()));
     QVERIFY(!errors->text().contains(QStringLiteral(", 0 client")));
 
-    host.stop();
+    services.stop();
 }
 
 QTEST_MAIN(TestRevokeEndToEnd)

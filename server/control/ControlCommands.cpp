@@ -1,0 +1,259 @@
+#include "ControlFamily.h"
+
+#include "Money.h"
+#include "Store.h"
+
+#include <QCommandLineParser>
+#include <QTextStream>
+
+// switchyard-server keys|tokens|credits: the operator's credentials and credits, straight on
+// the database the options name (no server needs to run).
+
+namespace {
+
+QString when(const QDateTime &t)
+{
+    return t.isValid() ? t.toUTC().toString(Qt::ISODate) : QStringLiteral("-");
+}
+
+// One action of a command, `switchyard-server COMMAND ACTION [options]`. run() opens the
+// database (host.store()) once it has checked the values it was given.
+struct Action
+{
+    QString name;
+    QString description; // for --help
+    QList<QCommandLineOption> options;
+    std::function<int(const QCommandLineParser &parser, CommandHost &host)> run;
+    bool takesId = false; // one positional ID
+};
+
+// Parses and runs the action that args[1] names (args[0] is the command); else a usage error.
+int dispatch(const QStringList &args, CommandHost &host, const QList<Action> &actions,
+             const char *usage)
+{
+    for (const Action &action : actions) {
+        if (action.name != args.value(1))
+            continue;
+        QCommandLineParser parser;
+        if (action.takesId)
+            parser.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("The id to act on."));
+        QStringList rest = args.mid(1);
+        rest[0] = args.value(0) + QLatin1Char(' ') + action.name;
+        if (!host.parse(parser, rest, action.description, action.options))
+            return 0;
+        return action.run(parser, host);
+    }
+    throw CommandUsageError(usage);
+}
+
+qint64 idArgument(const QCommandLineParser &parser)
+{
+    const QStringList pos = parser.positionalArguments();
+    bool ok = false;
+    const qint64 id = pos.size() == 1 ? pos.first().toLongLong(&ok) : 0;
+    if (!ok || id <= 0)
+        throw CommandUsageError("expected exactly one numeric ID (see the list command)");
+    return id;
+}
+
+// `COMMAND revoke ID`: revoke(account, id) is false when nothing active has that id.
+Action revokeAction(const QString &description, const QString &what,
+                    bool (Store::*revoke)(qint64, qint64))
+{
+    return {QStringLiteral("revoke"),
+            description,
+            {},
+            [what, revoke](const QCommandLineParser &parser, CommandHost &host) {
+                Store &store = host.store();
+                const qint64 id = idArgument(parser);
+                if (!(store.*revoke)(store.defaultAccountId(), id)) {
+                    host.err() << "error: no active " << what << " with id " << id << "\n";
+                    return 1;
+                }
+                host.err() << "Revoked " << what << " " << id << ".\n";
+                return 0;
+            },
+            true};
+}
+
+// A created secret: the message on stderr, the value alone on stdout (what a script captures).
+void printSecret(CommandHost &host, const QString &message, const QString &secret)
+{
+    host.err() << message << ". It is shown only this once:\n";
+    host.err().flush();
+    host.out() << secret << "\n";
+}
+
+int keys(const QStringList &args, CommandHost &host)
+{
+    const QCommandLineOption name(QStringLiteral("name"), QStringLiteral("A name for the key."),
+                                  QStringLiteral("NAME"));
+    const QCommandLineOption tier(QStringLiteral("tier"),
+                                  QStringLiteral("Rate-limit tier (default: default)."),
+                                  QStringLiteral("TIER"), QStringLiteral("default"));
+    const Action create{
+        QStringLiteral("create"),
+        QStringLiteral("Create an API key; the full key is printed once."),
+        {name, tier},
+        [name, tier](const QCommandLineParser &parser, CommandHost &host) {
+            const QString keyName = parser.value(name).trimmed();
+            if (keyName.isEmpty())
+                throw CommandUsageError("--name is required");
+            Store &store = host.store();
+            const CreatedSecret c =
+                store.createApiKey(store.defaultAccountId(), keyName, parser.value(tier));
+            printSecret(host, QStringLiteral("Created API key %1 (\"%2\")").arg(c.id).arg(keyName),
+                        c.secret);
+            return 0;
+        }};
+    const Action list{QStringLiteral("list"),
+                      QStringLiteral("List API keys (never their values)."),
+                      {},
+                      [](const QCommandLineParser &, CommandHost &host) {
+                          Store &store = host.store();
+                          host.out() << "ID\tNAME\tPREFIX\tTIER\tCREATED\tLAST USED\tSTATUS\n";
+                          for (const ApiKeyRecord &k : store.listApiKeys(store.defaultAccountId()))
+                              host.out()
+                                  << k.id << '\t' << k.name << '\t' << k.prefix << '\t' << k.tier
+                                  << '\t' << when(k.created) << '\t' << when(k.lastUsed) << '\t'
+                                  << (k.isRevoked() ? "revoked" : "active") << '\n';
+                          return 0;
+                      }};
+    return dispatch(args, host,
+                    {create, list,
+                     revokeAction(QStringLiteral("Revoke an API key; it stops working at once."),
+                                  QStringLiteral("API key"), &Store::revokeApiKey)},
+                    "usage: switchyard-server keys create|list|revoke [options]");
+}
+
+// --scopes as a list of known scopes, trimmed, without repeats; a usage error otherwise.
+QStringList scopesOption(const QString &value, const QStringList &known)
+{
+    const QStringList list = value.split(u',', Qt::SkipEmptyParts);
+    if (list.isEmpty())
+        throw CommandUsageError("--scopes is required, e.g. --scopes credits:read,usage:read");
+    QStringList trimmed;
+    for (const QString &s : list) {
+        if (!known.contains(s.trimmed()))
+            throw CommandUsageError(
+                ("unknown scope '" + s + "'; known: " + known.join(u", ")).toStdString());
+        trimmed.append(s.trimmed());
+    }
+    trimmed.removeDuplicates();
+    return trimmed;
+}
+
+int tokens(const QStringList &args, CommandHost &host)
+{
+    const QStringList known = host.scopes();
+    const QCommandLineOption scopes(
+        QStringLiteral("scopes"),
+        QStringLiteral("Comma-separated scopes: %1.").arg(known.join(u", ")),
+        QStringLiteral("LIST"));
+    const QCommandLineOption expires(QStringLiteral("expires"),
+                                     QStringLiteral("Expire after this many days."),
+                                     QStringLiteral("DAYS"));
+    const QCommandLineOption name(QStringLiteral("name"), QStringLiteral("A name for the token."),
+                                  QStringLiteral("NAME"), QStringLiteral("token"));
+    const Action create{
+        QStringLiteral("create"),
+        QStringLiteral("Create a control token; printed once."),
+        {scopes, expires, name},
+        [=](const QCommandLineParser &parser, CommandHost &host) {
+            const QStringList chosen = scopesOption(parser.value(scopes), known);
+            QDateTime expiry;
+            if (parser.isSet(expires)) {
+                bool ok = false;
+                const int days = parser.value(expires).toInt(&ok);
+                if (!ok || days <= 0 || days > 36500)
+                    throw CommandUsageError("--expires must be a number of days from 1 to 36500");
+                expiry = QDateTime::currentDateTimeUtc().addDays(days);
+            }
+            Store &store = host.store();
+            const CreatedSecret c = store.createControlToken(store.defaultAccountId(),
+                                                             parser.value(name), chosen, expiry);
+            printSecret(host,
+                        QStringLiteral("Created control token %1 with scopes %2%3")
+                            .arg(c.id)
+                            .arg(chosen.join(u','),
+                                 expiry.isValid() ? ", expiring " + when(expiry) : QString()),
+                        c.secret);
+            return 0;
+        }};
+    const Action list{QStringLiteral("list"),
+                      QStringLiteral("List control tokens."),
+                      {},
+                      [](const QCommandLineParser &, CommandHost &host) {
+                          Store &store = host.store();
+                          const QDateTime now = QDateTime::currentDateTimeUtc();
+                          host.out() << "ID\tNAME\tPREFIX\tSCOPES\tCREATED\tEXPIRES\tSTATUS\n";
+                          for (const ControlTokenRecord &t :
+                               store.listControlTokens(store.defaultAccountId()))
+                              host.out() << t.id << '\t' << t.name << '\t' << t.prefix << '\t'
+                                         << t.scopes.join(u',') << '\t' << when(t.created) << '\t'
+                                         << when(t.expires) << '\t'
+                                         << (t.isRevoked()      ? "revoked"
+                                             : t.isExpired(now) ? "expired"
+                                                                : "active")
+                                         << '\n';
+                          return 0;
+                      }};
+    return dispatch(args, host,
+                    {create, list,
+                     revokeAction(QStringLiteral("Revoke a control token."),
+                                  QStringLiteral("control token"), &Store::revokeControlToken)},
+                    "usage: switchyard-server tokens create|list|revoke [options]");
+}
+
+int credits(const QStringList &args, CommandHost &host)
+{
+    const QCommandLineOption amount(QStringLiteral("amount"),
+                                    QStringLiteral("Credits to add, up to 9 decimals."),
+                                    QStringLiteral("X"));
+    const QCommandLineOption note(QStringLiteral("note"),
+                                  QStringLiteral("Reason recorded in the ledger."),
+                                  QStringLiteral("TEXT"), QStringLiteral("grant"));
+    const Action grant{
+        QStringLiteral("grant"),
+        QStringLiteral("Add credits to the balance."),
+        {amount, note},
+        [amount, note](const QCommandLineParser &parser, CommandHost &host) {
+            const auto units = Money::parseCredits(parser.value(amount));
+            if (!units || *units <= 0)
+                throw CommandUsageError("--amount must be a positive number of credits with at "
+                                        "most 9 decimals, e.g. --amount 10 or --amount 0.5");
+            Store &store = host.store();
+            ChargeResult r;
+            store.transaction([&] {
+                r = store.applyLedger(store.defaultAccountId(), QStringLiteral("grant"), *units,
+                                      parser.value(note), QString(), 0);
+            });
+            host.out() << "Granted " << Money::formatCredits(*units) << " credits; balance "
+                       << Money::formatCredits(r.entry.balanceAfter) << "\n";
+            return 0;
+        }};
+    const Action balance{QStringLiteral("balance"),
+                         QStringLiteral("Print the credit balance."),
+                         {},
+                         [](const QCommandLineParser &, CommandHost &host) {
+                             Store &store = host.store();
+                             host.out()
+                                 << Money::formatCredits(store.balance(store.defaultAccountId()))
+                                 << "\n";
+                             return 0;
+                         }};
+    return dispatch(args, host, {grant, balance},
+                    "usage: switchyard-server credits grant|balance [options]");
+}
+
+} // namespace
+
+QList<FamilyCommand> ControlFamily::commands()
+{
+    return {{QStringLiteral("keys"), QStringLiteral("create|list|revoke"),
+             QStringLiteral("manage API keys (sk-)"), keys},
+            {QStringLiteral("tokens"), QStringLiteral("create|list|revoke"),
+             QStringLiteral("manage control tokens (lpc_)"), tokens},
+            {QStringLiteral("credits"), QStringLiteral("grant|balance"),
+             QStringLiteral("manage the credit balance"), credits}};
+}
