@@ -64,6 +64,19 @@ struct CreditRange
     QString per = {}; // "per 1M tokens"
 };
 
+// Named options of a setting ({"openai", ProviderType::OpenAI}, ...): what choice() accepts,
+// and the name a value is written back with (optionName()).
+template <class T> using ConfigOptions = std::initializer_list<std::pair<const char *, T>>;
+
+// The name of value among options; empty when none names it.
+template <class T> QString optionName(ConfigOptions<T> options, T value)
+{
+    for (const auto &[name, option] : options)
+        if (option == value)
+            return QLatin1String(name);
+    return {};
+}
+
 class ConfigFields
 {
 public:
@@ -130,8 +143,7 @@ public:
     QString urlPath(const QString &field, const QString &fallback) const;
     // One of the named options: "must be a, b or c, not 'x'[ (note)]".
     template <class T>
-    T choice(const QString &field, T fallback,
-             std::initializer_list<std::pair<const char *, T>> options,
+    T choice(const QString &field, T fallback, ConfigOptions<T> options,
              const QString &note = {}) const
     {
         if (!has(field))

@@ -6,6 +6,11 @@
 
 namespace {
 
+const ConfigOptions<AudioProviderType> kProviderTypes = {
+    {"local", AudioProviderType::Local},
+    {"openai", AudioProviderType::OpenAI},
+    {"fish-speech", AudioProviderType::FishSpeech}};
+
 qint64 divideUp(__int128 numerator, __int128 denominator)
 {
     if (numerator <= 0 || denominator <= 0)
@@ -19,15 +24,7 @@ qint64 divideUp(__int128 numerator, __int128 denominator)
 
 QString audioProviderTypeName(AudioProviderType type)
 {
-    switch (type) {
-    case AudioProviderType::Local:
-        return QStringLiteral("local");
-    case AudioProviderType::OpenAI:
-        return QStringLiteral("openai");
-    case AudioProviderType::FishSpeech:
-        return QStringLiteral("fish-speech");
-    }
-    return {};
+    return optionName(kProviderTypes, type);
 }
 
 QString AudioProvider::unusableReason() const
@@ -79,10 +76,7 @@ AudioConfig AudioConfig::fromJson(const QJsonObject &json)
         c.providers, audio, [] { return AudioProvider(); },
         [](AudioProvider &p, const ConfigFields &o) {
             const AudioProviderType before = p.type;
-            p.type = o.choice(QStringLiteral("type"), p.type,
-                              {{"local", AudioProviderType::Local},
-                               {"openai", AudioProviderType::OpenAI},
-                               {"fish-speech", AudioProviderType::FishSpeech}});
+            p.type = o.choice(QStringLiteral("type"), p.type, kProviderTypes);
             // Cloning takes 20 to 60 s; ten minutes (the shared default) would hold a client far
             // past any useful answer. timeouts.total_ms still overrides it.
             if (p.type == AudioProviderType::FishSpeech && before != p.type &&

@@ -7,13 +7,14 @@
 
 namespace {
 
+const ConfigOptions<ProviderType> kProviderTypes = {{"openai", ProviderType::OpenAI},
+                                                    {"anthropic", ProviderType::Anthropic},
+                                                    {"catalog", ProviderType::Catalog}};
+
 // A provider's own fields, after the shared ones (UpstreamProvider::parseShared).
 void parseProvider(ProviderConfig &p, const ConfigFields &o)
 {
-    p.type = o.choice(QStringLiteral("type"), p.type,
-                      {{"openai", ProviderType::OpenAI},
-                       {"anthropic", ProviderType::Anthropic},
-                       {"catalog", ProviderType::Catalog}});
+    p.type = o.choice(QStringLiteral("type"), p.type, kProviderTypes);
     if (p.baseUrl.isEmpty())
         o.fail(QStringLiteral("base_url"), QStringLiteral("is required"));
     p.messagesTimeoutMs = o.section(QStringLiteral("timeouts"))
@@ -35,15 +36,7 @@ void parseProvider(ProviderConfig &p, const ConfigFields &o)
 
 QString providerTypeName(ProviderType type)
 {
-    switch (type) {
-    case ProviderType::OpenAI:
-        return QStringLiteral("openai");
-    case ProviderType::Anthropic:
-        return QStringLiteral("anthropic");
-    case ProviderType::Catalog:
-        return QStringLiteral("catalog");
-    }
-    return {};
+    return optionName(kProviderTypes, type);
 }
 
 GatewayConfig GatewayConfig::defaults()

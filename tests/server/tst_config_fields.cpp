@@ -305,6 +305,11 @@ private slots:
             return s.choice(QLatin1String(field), Kind::Other,
                             {{"local", Kind::Local}, {"remote", Kind::Remote}});
         };
+        // The same options name a value when it is written back.
+        const ConfigOptions<Kind> kinds = {{"local", Kind::Local}, {"remote", Kind::Remote}};
+        QCOMPARE(optionName(kinds, Kind::Remote), QStringLiteral("remote"));
+        QCOMPARE(optionName(kinds, Kind::Other), QString());
+        QCOMPARE(s.choice(QStringLiteral("a"), Kind::Other, kinds), Kind::Remote);
         QCOMPARE(read("absent"), Kind::Other);
         QCOMPARE(read("a"), Kind::Remote);
         QCOMPARE(errorOf([&] { read("b"); }),
