@@ -3,6 +3,7 @@
 #include "ErrorEnvelope.h"
 #include "http/HttpExchange.h"
 #include "Records.h"
+#include "RequestError.h"
 #include "Router.h"
 #include "SettlementTicket.h"
 
@@ -63,6 +64,11 @@ public:
                     HttpHeaders extra = {});
     void respondError(int status, const QString &message, const QString &type = {},
                       const QString &param = {}, const QString &code = {}, HttpHeaders extra = {});
+    void respondError(const RequestError &error, HttpHeaders extra = {})
+    {
+        respondError(error.status, error.message, error.type, error.param, error.code,
+                     std::move(extra));
+    }
     // 499, for a client that left: the request's usage is recorded, unbilled, and its hold
     // goes back.
     void respondClientLeft();

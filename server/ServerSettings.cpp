@@ -1,6 +1,7 @@
 #include "ServerSettings.h"
 
-#include <cmath>
+#include "ConfigFields.h"
+
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -39,87 +40,55 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
                 .arg(path, err.errorString())
                 .arg(err.offset)
                 .toStdString());
-    const QJsonObject root = doc.object();
-    const QJsonObject server = root.value("server").toObject();
-    auto intField = [&](const char *name, auto &target) {
-        const QJsonValue v = server.value(QLatin1String(name));
-        if (v.isUndefined())
-            return;
-        if (!v.isDouble() || v.toDouble() <= 0)
-            throw std::runtime_error(std::string("config: server.") + name +
-                                     " must be a positive number");
-        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
+    const ConfigFields root(doc.object());
+    const ConfigFields server = root.section(QStringLiteral("server"));
+    // Sizes and timeouts: above zero.
+    const auto positive = [&](const char *field, auto &target) {
+        target = server.whole(QLatin1String(field), target, {.lo = 1});
     };
-    intField("max_json_body_bytes", s.maxJsonBody);
-    intField("max_upload_body_bytes", s.maxUploadBody);
-    intField("max_connections", s.maxConnections);
-    intField("idle_timeout_ms", s.idleTimeoutMs);
-    intField("drain_timeout_ms", s.drainTimeoutMs);
-    intField("auth_cache_ms", s.authCacheMs);
-    intField("balance_fresh_ms", s.balanceFreshMs);
-    intField("max_stream_buffer_bytes", s.maxStreamBuffer);
-    intField("header_timeout_ms", s.headerTimeoutMs);
-    intField("body_timeout_ms", s.bodyTimeoutMs);
-    intField("max_buffered_bytes", s.maxBufferedBytes);
+    positive("max_json_body_bytes", s.maxJsonBody);
+    positive("max_upload_body_bytes", s.maxUploadBody);
+    positive("max_connections", s.maxConnections);
+    positive("idle_timeout_ms", s.idleTimeoutMs);
+    positive("drain_timeout_ms", s.drainTimeoutMs);
+    positive("auth_cache_ms", s.authCacheMs);
+    positive("balance_fresh_ms", s.balanceFreshMs);
+    positive("max_stream_buffer_bytes", s.maxStreamBuffer);
+    positive("header_timeout_ms", s.headerTimeoutMs);
+    positive("body_timeout_ms", s.bodyTimeoutMs);
+    positive("max_buffered_bytes", s.maxBufferedBytes);
+    positive("shared_state_timeout_ms", s.sharedTimeoutMs);
+    positive("instance_alive_ms", s.instanceAliveMs);
     // 0 switches these off.
-    auto countField = [&](const char *name, auto &target) {
-        const QJsonValue v = server.value(QLatin1String(name));
-        if (v.isUndefined())
-            return;
-        if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() != std::floor(v.toDouble()))
-            throw std::runtime_error(std::string("config: server.") + name +
-                                     " must be a whole number, 0 or more (0: off)");
-        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
-    };
-    countField("max_connections_per_client", s.maxConnectionsPerClient);
-    countField("min_body_rate", s.minBodyRate);
+    const WholeRange orOff{.lo = 0, .note = QStringLiteral("0: off")};
+    s.maxConnectionsPerClient = server.whole(QStringLiteral("max_connections_per_client"),
+                                             s.maxConnectionsPerClient, orOff);
+    s.minBodyRate = server.whole(QStringLiteral("min_body_rate"), s.minBodyRate, orOff);
 
     s.configPath = path;
-    const QJsonValue sync = server.value("sqlite_synchronous");
-    if (!sync.isUndefined()) {
-        if (sync.toString() != u"full" && sync.toString() != u"normal")
-            throw std::runtime_error("config: server.sqlite_synchronous must be \"normal\" or "
-                                     "\"full\"");
-        s.sqliteFullSync = sync.toString() == u"full";
-    }
-    intField("shared_state_timeout_ms", s.sharedTimeoutMs);
-    intField("instance_alive_ms", s.instanceAliveMs);
-    const QJsonValue shared = server.value("shared_state");
-    if (!shared.isUndefined()) {
-        if (shared.toString() != u"auto" && shared.toString() != u"off")
-            throw std::runtime_error("config: server.shared_state must be \"auto\" (shared "
-                                     "with PostgreSQL) or \"off\" (per instance)");
-        s.sharedState = shared.toString() == u"auto";
-    }
-    const QJsonValue metricsPublic = server.value("metrics_public");
-    if (!metricsPublic.isUndefined()) {
-        if (!metricsPublic.isBool())
-            throw std::runtime_error("config: server.metrics_public must be true or false");
-        s.metricsPublic = metricsPublic.toBool();
-    }
-    for (auto it = root.begin(); it != root.end(); ++it) {
-        if (it.key() == u"server" || it.key() == u"rate_limits")
+    s.sqliteFullSync = server.choice(QStringLiteral("sqlite_synchronous"), s.sqliteFullSync,
+                                     {{"normal", false}, {"full", true}});
+    s.sharedState = server.choice(
+        QStringLiteral("shared_state"), s.sharedState, {{"auto", true}, {"off", false}},
+        QStringLiteral("auto: shared with PostgreSQL; off: per instance"));
+    s.metricsPublic = server.flag(QStringLiteral("metrics_public"), s.metricsPublic);
+    for (const QString &key : root.json().keys()) {
+        if (key == u"server" || key == u"rate_limits")
             continue;
-        if (!it.value().isObject())
-            throw std::runtime_error("config: " + it.key().toStdString() + " must be an object");
-        s.familySections.insert(it.key(), it.value());
+        s.familySections.insert(key, root.section(key).json());
     }
 
-    const QJsonObject limits = root.value("rate_limits").toObject();
-    for (auto t = limits.begin(); t != limits.end(); ++t) {
-        if (!t.value().isObject())
-            throw std::runtime_error("config: rate_limits." + t.key().toStdString() +
-                                     " must be an object of bucket: requests per minute");
-        RateTier tier = s.tiers.value(t.key(), s.tiers.value(QStringLiteral("default")));
-        const QJsonObject buckets = t.value().toObject();
-        for (auto b = buckets.begin(); b != buckets.end(); ++b) {
-            if (!b.value().isDouble() || b.value().toDouble() < 0)
-                throw std::runtime_error("config: rate_limits." + t.key().toStdString() + "." +
-                                         b.key().toStdString() +
-                                         " must be a number of requests per minute (0: unlimited)");
-            tier.perMinute.insert(b.key(), b.value().toInt());
-        }
-        s.tiers.insert(t.key(), tier);
+    for (const ConfigFields &t :
+         root.members(QStringLiteral("rate_limits"), QStringLiteral("an object of tier: buckets"),
+                      QStringLiteral("an object of bucket: requests per "
+                                     "minute"))) {
+        RateTier tier = s.tiers.value(t.name(), s.tiers.value(QStringLiteral("default")));
+        for (const QString &bucket : t.json().keys())
+            tier.perMinute.insert(
+                bucket, t.whole(bucket, 0,
+                                {0, WholeRange::kNoLimit, QStringLiteral("requests per minute"),
+                                 QStringLiteral("0: unlimited")}));
+        s.tiers.insert(t.name(), tier);
     }
     return s;
 }

@@ -4,8 +4,8 @@
 #include "AddressData.h"
 #include "AddressEngine.h"
 #include "AddressRoutes.h"
+#include "ConfigFields.h"
 #include "DatabaseService.h"
-#include "Money.h"
 
 #include <QCommandLineParser>
 #include <QMutex>
@@ -104,32 +104,16 @@ AddressFamily::~AddressFamily()
 
 void AddressFamily::configure(const QJsonObject &section, const ServerSettings &)
 {
-    if (section.contains("price_per_request")) {
-        const auto units = Money::parseCredits(section.value("price_per_request").toString());
-        if (!units || *units < 0)
-            throw std::runtime_error("config: address.price_per_request must be a decimal string "
-                                     "of credits, e.g. \"0.0001\"");
-        m_price = *units;
-    }
-    if (section.contains("reload_seconds")) {
-        const QJsonValue v = section.value("reload_seconds");
-        const double seconds = v.toDouble(-1);
-        if (!v.isDouble() || seconds < 0 || seconds > 86'400)
-            throw std::runtime_error("config: address.reload_seconds must be 0 (only at start) to "
-                                     "86400");
+    const ConfigFields f(section, QStringLiteral("address"));
+    m_price = f.credits(QStringLiteral("price_per_request"), m_price, QStringLiteral("0.0001"));
+    if (f.has(QStringLiteral("reload_seconds"))) {
+        const double seconds = f.number(QStringLiteral("reload_seconds"), 0, 0, 86'400,
+                                        QStringLiteral("0: only at start"));
         // Rounded, not truncated (0.29 s is 290 ms); a positive value never turns into 0.
         m_reloadMs = seconds > 0 ? std::max(1, int(std::lround(seconds * 1000))) : 0;
     }
-    if (section.contains("warm_up")) {
-        if (!section.value("warm_up").isBool())
-            throw std::runtime_error("config: address.warm_up must be true or false");
-        m_warmUp = section.value("warm_up").toBool();
-    }
-    if (section.contains("upstream")) {
-        if (!section.value("upstream").isObject())
-            throw std::runtime_error("config: address.upstream must be an object");
-        m_upstream = AddressUpstreamConfig::fromJson(section.value("upstream").toObject());
-    }
+    m_warmUp = f.flag(QStringLiteral("warm_up"), m_warmUp);
+    m_upstream = AddressUpstreamConfig::fromJson(f.section(QStringLiteral("upstream")).json());
 }
 
 QList<Migrations::Component> AddressFamily::migrations() const

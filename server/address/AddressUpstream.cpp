@@ -1,59 +1,41 @@
 #include "AddressUpstream.h"
 
+#include "ConfigFields.h"
 #include "upstream/ProviderAuth.h"
 #include "upstream/UpstreamClient.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QUrl>
-
-#include <stdexcept>
 
 AddressUpstreamConfig AddressUpstreamConfig::fromJson(const QJsonObject &json)
 {
     AddressUpstreamConfig c;
     if (json.isEmpty())
         return c;
-    auto bad = [](const char *what) {
-        throw std::runtime_error(std::string("config: address.upstream.") + what);
-    };
-    const QString base = json.value("base_url").toString();
-    const QUrl url(base, QUrl::StrictMode);
-    if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
-        url.host().isEmpty())
-        bad("base_url must be an http:// or https:// URL");
-    c.baseUrl = base.toUtf8();
-    while (c.baseUrl.endsWith('/'))
-        c.baseUrl.chop(1);
-    if (json.contains("key_env")) {
-        c.key = qgetenv(json.value("key_env").toString().toLocal8Bit().constData());
+    const ConfigFields f(json, QStringLiteral("address.upstream"));
+    c.baseUrl = f.httpUrl(QStringLiteral("base_url"), {}).toUtf8();
+    if (c.baseUrl.isEmpty())
+        f.fail(QStringLiteral("base_url"), QStringLiteral("must be an http or https URL"));
+    if (f.has(QStringLiteral("key_env"))) {
+        c.key = qgetenv(f.string(QStringLiteral("key_env"), {}).toLocal8Bit().constData());
         if (c.key.isEmpty())
-            bad("key_env names an environment variable that is empty or unset");
+            f.fail(QStringLiteral("key_env"),
+                   QStringLiteral("names an environment variable that is empty or unset"));
     } else {
-        c.key = json.value("key").toString().toUtf8();
+        c.key = f.string(QStringLiteral("key"), {}).toUtf8();
     }
-    const QJsonValue endpoints = json.value("endpoints");
-    if (endpoints.isUndefined()) {
-        for (const QString &e : AddressApi::endpoints())
-            if (e != u"transfer-coord") // pure arithmetic: nothing to ask anyone
-                c.endpoints.append(e);
-    } else {
-        if (!endpoints.isArray())
-            bad("endpoints must be an array of endpoint names");
-        const QStringList served = AddressApi::endpoints();
-        for (const QJsonValue &v : endpoints.toArray()) {
-            if (!served.contains(v.toString()))
-                throw std::runtime_error("config: address.upstream.endpoints: unknown endpoint '" +
-                                         v.toString().toStdString() + "'");
-            c.endpoints.append(v.toString());
-        }
-    }
-    if (json.contains("timeout_ms")) {
-        const int ms = json.value("timeout_ms").toInt(-1);
-        if (ms < 100 || ms > 120'000)
-            bad("timeout_ms must be 100..120000");
-        c.timeoutMs = ms;
-    }
+    QStringList all;
+    for (const QString &e : AddressApi::endpoints())
+        if (e != u"transfer-coord") // pure arithmetic: nothing to ask anyone
+            all.append(e);
+    c.endpoints =
+        f.strings(QStringLiteral("endpoints"), all, QStringLiteral("an array of endpoint names"));
+    for (const QString &e : c.endpoints)
+        if (!AddressApi::endpoints().contains(e))
+            f.fail(QStringLiteral("endpoints"),
+                   QStringLiteral("names an unknown endpoint '%1'").arg(e));
+    c.timeoutMs = f.whole(QStringLiteral("timeout_ms"), c.timeoutMs,
+                          {100, 120'000, QStringLiteral("milliseconds")});
     return c;
 }
 

@@ -2,16 +2,14 @@
 
 #include "Money.h"
 
-#include <cmath>
 #include <limits>
-#include <stdexcept>
 
 namespace {
 
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(("config: audio." + message).toStdString());
-}
+const ConfigOptions<AudioProviderType> kProviderTypes = {
+    {"local", AudioProviderType::Local},
+    {"openai", AudioProviderType::OpenAI},
+    {"fish-speech", AudioProviderType::FishSpeech}};
 
 qint64 divideUp(__int128 numerator, __int128 denominator)
 {
@@ -22,53 +20,11 @@ qint64 divideUp(__int128 numerator, __int128 denominator)
                                                   : static_cast<qint64>(q);
 }
 
-AudioProviderType parseType(const QString &name, const QString &where)
-{
-    if (name == u"local")
-        return AudioProviderType::Local;
-    if (name == u"openai")
-        return AudioProviderType::OpenAI;
-    if (name == u"fish-speech")
-        return AudioProviderType::FishSpeech;
-    fail(QStringLiteral("%1.type must be local, openai or fish-speech, not '%2'").arg(where, name));
-}
-
-qint64 parsePrice(const QJsonValue &v, const QString &where)
-{
-    const auto units = Money::parseCredits(v.toString());
-    if (!v.isString() || !units || *units < 0)
-        fail(QStringLiteral("%1 must be a decimal string of credits, e.g. \"0.006\"").arg(where));
-    return *units;
-}
-
-int boundedInt(const QJsonObject &o, const char *field, int fallback, int lo, int hi,
-               const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    const double d = v.toDouble(-1);
-    if (!v.isDouble() || d != std::floor(d) || d < lo || d > hi)
-        fail(QStringLiteral("%1%2 must be a whole number from %3 to %4")
-                 .arg(where, QLatin1String(field))
-                 .arg(lo)
-                 .arg(hi));
-    return int(d);
-}
-
 } // namespace
 
 QString audioProviderTypeName(AudioProviderType type)
 {
-    switch (type) {
-    case AudioProviderType::Local:
-        return QStringLiteral("local");
-    case AudioProviderType::OpenAI:
-        return QStringLiteral("openai");
-    case AudioProviderType::FishSpeech:
-        return QStringLiteral("fish-speech");
-    }
-    return {};
+    return optionName(kProviderTypes, type);
 }
 
 QString AudioProvider::unusableReason() const
@@ -112,121 +68,71 @@ AudioConfig AudioConfig::defaults()
     return c;
 }
 
-AudioConfig AudioConfig::fromJson(const QJsonObject &audio)
+AudioConfig AudioConfig::fromJson(const QJsonObject &json)
 {
+    const ConfigFields audio(json, QStringLiteral("audio"));
     AudioConfig c = defaults();
     applyProviderSection(
-        c.providers, audio, QStringLiteral("audio"), [] { return AudioProvider(); },
-        [](AudioProvider &p, const QJsonObject &o, const QString &where) {
-            if (!o.contains("type"))
-                return;
+        c.providers, audio, [] { return AudioProvider(); },
+        [](AudioProvider &p, const ConfigFields &o) {
             const AudioProviderType before = p.type;
-            p.type = parseType(o.value("type").toString(), where.mid(6));
-            // Cloning takes 20 to 60 s; ten minutes (the shared default) would
-            // hold a client far past any useful answer. timeouts.total_ms still
-            // overrides it.
-            if (p.type == AudioProviderType::FishSpeech && before != p.type)
+            p.type = o.choice(QStringLiteral("type"), p.type, kProviderTypes);
+            // Cloning takes 20 to 60 s; ten minutes (the shared default) would hold a client far
+            // past any useful answer. timeouts.total_ms still overrides it.
+            if (p.type == AudioProviderType::FishSpeech && before != p.type &&
+                !o.section(QStringLiteral("timeouts")).has(QStringLiteral("total_ms")))
                 p.totalTimeoutMs = kFishSpeechTotalTimeoutMs;
         });
+    applyModelSection(
+        c.models, c.providers, audio, [] { return AudioModel(); },
+        [](AudioModel &m, const ConfigFields &o, bool isNew) {
+            if (isNew && !o.has(QStringLiteral("task")))
+                o.fail(QStringLiteral("task"),
+                       QStringLiteral("is required (transcription or speech)"));
+            m.task = o.choice(
+                QStringLiteral("task"), m.task,
+                {{"transcription", AudioTask::Transcription}, {"speech", AudioTask::Speech}});
+            const bool asr = m.task == AudioTask::Transcription;
+            if (isNew)
+                m.price = asr ? kTranscriptionPricePerMinute : kSpeechPricePer1kChars;
+            m.price = o.credits(asr ? QStringLiteral("price_per_minute")
+                                    : QStringLiteral("price_per_1k_chars"),
+                                m.price, asr ? QStringLiteral("0.006") : QStringLiteral("0.005"));
+        });
 
-    const QJsonValue models = audio.value("models");
-    if (!models.isUndefined() && !models.isArray())
-        fail(QStringLiteral("models must be an array of model entries"));
-    const QJsonArray ma = models.toArray();
-    for (qsizetype i = 0; i < ma.size(); ++i) {
-        const QString where = QStringLiteral("models[%1]").arg(i);
-        const QJsonObject o = ma.at(i).toObject();
-        AudioModel m;
-        m.id = o.value("id").toString();
-        if (m.id.isEmpty())
-            fail(where + QStringLiteral(".id is required"));
-        if (const AudioModel *existing = c.model(m.id))
-            m = *existing;
-        if (o.contains("task")) {
-            const QString task = o.value("task").toString();
-            if (task == u"transcription")
-                m.task = AudioTask::Transcription;
-            else if (task == u"speech")
-                m.task = AudioTask::Speech;
-            else
-                fail(where + QStringLiteral(".task must be transcription or speech"));
-        } else if (!c.model(m.id)) {
-            fail(where + QStringLiteral(".task is required (transcription or speech)"));
-        }
-        m.provider = o.value("provider").toString(m.provider);
-        m.upstreamModel =
-            o.value("upstream_model").toString(m.upstreamModel.isEmpty() ? m.id : m.upstreamModel);
-        m.ownedBy = o.value("owned_by").toString(m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
-        const char *priceField =
-            m.task == AudioTask::Transcription ? "price_per_minute" : "price_per_1k_chars";
-        if (o.contains(QLatin1String(priceField)))
-            m.price = parsePrice(o.value(QLatin1String(priceField)),
-                                 where + QLatin1Char('.') + QLatin1String(priceField));
-        else if (!c.model(m.id))
-            m.price = m.task == AudioTask::Transcription ? kTranscriptionPricePerMinute
-                                                         : kSpeechPricePer1kChars;
-        bool replaced = false;
-        for (AudioModel &e : c.models)
-            if (e.id == m.id) {
-                e = m;
-                replaced = true;
-            }
-        if (!replaced)
-            c.models.append(m);
-    }
-    for (const AudioModel &m : c.models)
-        if (!c.provider(m.provider))
-            fail(QStringLiteral("models: '%1' names the provider '%2', which is not in "
-                                "audio.providers")
-                     .arg(m.id, m.provider));
-
-    auto modelOf = [&](const char *field, AudioTask task, QString *target) {
-        if (!audio.contains(QLatin1String(field)))
-            return;
-        const QString id = audio.value(QLatin1String(field)).toString();
+    const auto modelOf = [&](const QString &field, AudioTask task, const QString &fallback) {
+        if (!audio.has(field))
+            return fallback;
+        const QString id = audio.string(field, {});
         const AudioModel *m = c.model(id);
         if (!m || m->task != task)
-            fail(QStringLiteral("%1 must name a %2 model of audio.models")
-                     .arg(QLatin1String(field), task == AudioTask::Transcription
-                                                    ? QStringLiteral("transcription")
-                                                    : QStringLiteral("speech")));
-        *target = id;
+            audio.fail(field,
+                       QStringLiteral("must name a %1 model of audio.models")
+                           .arg(task == AudioTask::Transcription ? QStringLiteral("transcription")
+                                                                 : QStringLiteral("speech")));
+        return id;
     };
-    modelOf("default_transcription_model", AudioTask::Transcription, &c.defaultTranscription);
-    modelOf("default_speech_model", AudioTask::Speech, &c.defaultSpeech);
+    c.defaultTranscription = modelOf(QStringLiteral("default_transcription_model"),
+                                     AudioTask::Transcription, c.defaultTranscription);
+    c.defaultSpeech =
+        modelOf(QStringLiteral("default_speech_model"), AudioTask::Speech, c.defaultSpeech);
 
-    if (audio.contains("clone_provider")) {
-        c.cloneProvider = audio.value("clone_provider").toString();
-        const AudioProvider *p = c.provider(c.cloneProvider);
-        if (!c.cloneProvider.isEmpty() && (!p || p->type != AudioProviderType::FishSpeech))
-            fail(QStringLiteral("clone_provider must name a fish-speech provider of "
-                                "audio.providers (or be empty for the local approximation)"));
-    }
-    c.voicesFile = audio.value("voices_file").toString();
-    c.workers = boundedInt(audio, "workers", c.workers, 0, 64, QString());
-    c.queue = boundedInt(audio, "queue", c.queue, 0, 10'000, QString());
+    c.cloneProvider = audio.string(QStringLiteral("clone_provider"), c.cloneProvider);
+    const AudioProvider *clone = c.provider(c.cloneProvider);
+    if (!c.cloneProvider.isEmpty() && (!clone || clone->type != AudioProviderType::FishSpeech))
+        audio.fail(QStringLiteral("clone_provider"),
+                   QStringLiteral("must name a fish-speech provider of audio.providers (or be "
+                                  "empty for the local approximation)"));
+    c.voicesFile =
+        audio.string(QStringLiteral("voices_file"), c.voicesFile, QStringLiteral("a path"));
+    c.workers = audio.whole(QStringLiteral("workers"), c.workers, {0, 64});
+    c.queue = audio.whole(QStringLiteral("queue"), c.queue, {0, 10'000});
 
-    if (audio.contains("file_uri")) {
-        if (!audio.value("file_uri").isObject())
-            fail(QStringLiteral("file_uri must be an object"));
-        const QJsonObject f = audio.value("file_uri").toObject();
-        const QJsonValue maxBytes = f.value("max_bytes");
-        if (!maxBytes.isUndefined()) {
-            const double d = maxBytes.toDouble(-1);
-            if (!maxBytes.isDouble() || d < 1 || d != std::floor(d) || d > 1e12)
-                fail(QStringLiteral("file_uri.max_bytes must be a whole number of bytes"));
-            c.fileUri.maxBytes = qint64(d);
-        }
-        c.fileUri.totalTimeoutMs = UpstreamProvider::parseMs(
-            f, "timeout_ms", c.fileUri.totalTimeoutMs, QStringLiteral("audio.file_uri"));
-        if (f.contains("fetch")) {
-            try {
-                c.fileUri.applySettings(f.value("fetch").toObject(), true);
-            } catch (const std::exception &e) {
-                fail(QStringLiteral("file_uri.fetch.%1").arg(QString::fromUtf8(e.what())));
-            }
-        }
-    }
+    const ConfigFields fileUri = audio.section(QStringLiteral("file_uri"));
+    c.fileUri.maxBytes = fileUri.whole(QStringLiteral("max_bytes"), c.fileUri.maxBytes,
+                                       {1, 1'000'000'000'000, QStringLiteral("bytes")});
+    c.fileUri.totalTimeoutMs = fileUri.ms(QStringLiteral("timeout_ms"), c.fileUri.totalTimeoutMs);
+    c.fileUri = urlPolicyField(fileUri, QStringLiteral("fetch"), c.fileUri, true);
     return c;
 }
 

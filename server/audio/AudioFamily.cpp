@@ -19,16 +19,16 @@ void AudioFamily::configure(const QJsonObject &section, const ServerSettings &)
     m_config = AudioConfig::fromJson(section);
     if (!m_config.voicesFile.isEmpty()) {
         QFile f(m_config.voicesFile);
+        const QString field = QStringLiteral("audio.voices_file");
         if (!f.open(QIODevice::ReadOnly))
-            throw std::runtime_error(QStringLiteral("config: audio.voices_file: cannot read %1: %2")
-                                         .arg(m_config.voicesFile, f.errorString())
-                                         .toStdString());
+            configFail(
+                field,
+                QStringLiteral("cannot be read: %1: %2").arg(m_config.voicesFile, f.errorString()));
         try {
             m_voices = VoiceCatalog::fromJson(f.readAll());
         } catch (const std::exception &e) {
-            throw std::runtime_error(QStringLiteral("config: audio.voices_file %1: %2")
-                                         .arg(m_config.voicesFile, QString::fromUtf8(e.what()))
-                                         .toStdString());
+            configFail(field, QStringLiteral("%1: %2").arg(m_config.voicesFile,
+                                                           QString::fromUtf8(e.what())));
         }
     }
     m_workers = std::make_shared<AudioWorkers>(m_config.workers, m_config.queue);

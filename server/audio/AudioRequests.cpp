@@ -6,15 +6,15 @@ namespace AudioRequests {
 
 namespace {
 
-AudioRequestError bad(const QString &message, const QString &param, const QString &code = {})
+RequestError bad(const QString &message, const QString &param, const QString &code = {})
 {
-    return AudioRequestError{400, message, param, code};
+    return RequestError{400, message, param, code};
 }
 
 // One text field of a form: absent (nullopt), or its UTF-8 text. A repeated field or a file
 // where text belongs is an error.
 std::optional<QString> textField(const MultipartForm &form, const QByteArray &name,
-                                 std::optional<AudioRequestError> *error)
+                                 std::optional<RequestError> *error)
 {
     const int n = form.count(name);
     if (n == 0)
@@ -45,9 +45,9 @@ std::optional<double> number(const QString &text, bool *ok)
     return v;
 }
 
-std::optional<AudioRequestError> resolveModel(const AudioConfig &config, const QString &given,
-                                              AudioTask task, const AudioModel **model,
-                                              const AudioProvider **provider)
+std::optional<RequestError> resolveModel(const AudioConfig &config, const QString &given,
+                                         AudioTask task, const AudioModel **model,
+                                         const AudioProvider **provider)
 {
     const bool asr = task == AudioTask::Transcription;
     const QString id =
@@ -58,7 +58,7 @@ std::optional<AudioRequestError> resolveModel(const AudioConfig &config, const Q
         for (const AudioModel &c : config.models)
             if (c.task == task)
                 names.append(c.id);
-        return AudioRequestError{
+        return RequestError{
             400,
             QStringLiteral("The model '%1' is not a %2 model; use one of: %3 (GET /v1/models "
                            "lists every model).")
@@ -81,8 +81,8 @@ struct RawSpeech
     std::optional<double> speed;
 };
 
-std::optional<AudioRequestError> speech(const RawSpeech &raw, const AudioConfig &config,
-                                        const VoiceCatalog &voices, SpeechRequest *out)
+std::optional<RequestError> speech(const RawSpeech &raw, const AudioConfig &config,
+                                   const VoiceCatalog &voices, SpeechRequest *out)
 {
     if (auto e = resolveModel(config, raw.model, AudioTask::Speech, &out->model, &out->provider))
         return e;
@@ -141,10 +141,10 @@ MultipartLimits speechLimits()
     return l;
 }
 
-std::optional<AudioRequestError> transcription(const MultipartForm &form, const AudioConfig &config,
-                                               TranscriptionRequest *out)
+std::optional<RequestError> transcription(const MultipartForm &form, const AudioConfig &config,
+                                          TranscriptionRequest *out)
 {
-    std::optional<AudioRequestError> error;
+    std::optional<RequestError> error;
     auto field = [&](const char *name) { return textField(form, name, &error); };
 
     const auto model = field("model");
@@ -238,8 +238,8 @@ std::optional<AudioRequestError> transcription(const MultipartForm &form, const 
     return std::nullopt;
 }
 
-std::optional<AudioRequestError> speechFromJson(const QJsonObject &body, const AudioConfig &config,
-                                                const VoiceCatalog &voices, SpeechRequest *out)
+std::optional<RequestError> speechFromJson(const QJsonObject &body, const AudioConfig &config,
+                                           const VoiceCatalog &voices, SpeechRequest *out)
 {
     RawSpeech raw;
     for (const char *name : {"model", "input", "voice", "response_format"}) {
@@ -263,11 +263,10 @@ std::optional<AudioRequestError> speechFromJson(const QJsonObject &body, const A
     return speech(raw, config, voices, out);
 }
 
-std::optional<AudioRequestError> speechFromForm(const MultipartForm &form,
-                                                const AudioConfig &config,
-                                                const VoiceCatalog &voices, SpeechRequest *out)
+std::optional<RequestError> speechFromForm(const MultipartForm &form, const AudioConfig &config,
+                                           const VoiceCatalog &voices, SpeechRequest *out)
 {
-    std::optional<AudioRequestError> error;
+    std::optional<RequestError> error;
     RawSpeech raw;
     raw.model = textField(form, "model", &error).value_or(QString());
     raw.input = textField(form, "input", &error);

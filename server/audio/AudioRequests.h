@@ -2,6 +2,7 @@
 
 #include "AudioConfig.h"
 #include "http/Multipart.h"
+#include "RequestError.h"
 #include "SpeechSynthesizer.h"
 #include "TranscriptFormat.h"
 #include "Voices.h"
@@ -13,14 +14,6 @@
 
 // The audio routes' request bodies, validated: each failure names the field (param) and says
 // what is accepted. Pure functions of the body and the configuration, tested on their own.
-
-struct AudioRequestError
-{
-    int status = 400;
-    QString message;
-    QString param;
-    QString code;
-};
 
 struct TranscriptionRequest
 {
@@ -59,15 +52,14 @@ MultipartLimits transcriptionLimits();
 MultipartLimits speechLimits();
 
 // A parsed form (its parts are views into the request body, which must outlive the result).
-std::optional<AudioRequestError> transcription(const MultipartForm &form, const AudioConfig &config,
-                                               TranscriptionRequest *out);
+std::optional<RequestError> transcription(const MultipartForm &form, const AudioConfig &config,
+                                          TranscriptionRequest *out);
 
 // The speech body as fields: from JSON (types checked) or from a multipart form (text fields
 // and prompt_audio).
-std::optional<AudioRequestError> speechFromJson(const QJsonObject &body, const AudioConfig &config,
-                                                const VoiceCatalog &voices, SpeechRequest *out);
-std::optional<AudioRequestError> speechFromForm(const MultipartForm &form,
-                                                const AudioConfig &config,
-                                                const VoiceCatalog &voices, SpeechRequest *out);
+std::optional<RequestError> speechFromJson(const QJsonObject &body, const AudioConfig &config,
+                                           const VoiceCatalog &voices, SpeechRequest *out);
+std::optional<RequestError> speechFromForm(const MultipartForm &form, const AudioConfig &config,
+                                           const VoiceCatalog &voices, SpeechRequest *out);
 
 } // namespace AudioRequests

@@ -63,13 +63,6 @@ constexpr qint64 kMaxAhead = 1024 * 1024;
 
 using Cancel = std::shared_ptr<std::atomic_bool>;
 
-void reply(const ContextPtr &ctx, const AudioRequestError &e)
-{
-    ctx->respondError(e.status, e.message,
-                      e.status < 500 ? QStringLiteral("invalid_request_error") : QString(), e.param,
-                      e.code);
-}
-
 // Every engine thread and queue slot is taken: 503 with Retry-After.
 void busy(const ContextPtr &ctx, const AudioWorkers &workers)
 {
@@ -140,7 +133,7 @@ std::optional<MultipartForm> readForm(const ContextPtr &ctx, const MultipartLimi
     return form;
 }
 
-AudioRequestError decodeError(const AudioDecoder &decoder, const QString &param)
+RequestError decodeError(const AudioDecoder &decoder, const QString &param)
 {
     if (decoder.error() == AudioDecoder::Error::Empty)
         return {400, QStringLiteral("The audio in '%1' is empty.").arg(param), param,
@@ -302,7 +295,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         family->workers().run(slot, [self] {
             auto decoder =
                 decoderFor(self->req.file, self->download ? self->download->fileName() : QString());
-            std::optional<AudioRequestError> error;
+            std::optional<RequestError> error;
             double seconds = 0;
             QByteArray form;
             QByteArray boundary;
@@ -318,11 +311,8 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
                         audio = f.readAll();
                 }
                 if (audio.isEmpty()) {
-                    error = AudioRequestError{500,
-                                              QStringLiteral("The downloaded audio "
-                                                             "could not be read back."),
-                                              {},
-                                              {}};
+                    error = RequestError{500, QStringLiteral("The downloaded audio could not "
+                                                             "be read back.")};
                 } else {
                     boundary = AudioUpstream::boundaryFor(audio);
                     form = AudioUpstream::transcriptionForm(
@@ -334,9 +324,9 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
                 if (self->cancel->load())
                     return gone(self->ctx);
                 if (error)
-                    return reply(self->ctx, *error);
+                    return self->ctx->respondError(*error);
                 if (seconds < kMinSeconds)
-                    return reply(self->ctx, tooShort(seconds));
+                    return self->ctx->respondError(tooShort(seconds));
                 self->upstreamBody = form;
                 self->upstreamBoundary = boundary;
                 self->billedFrames = framesIn(seconds, SpeechRecognizer::kRate);
@@ -405,7 +395,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         gone(ctx);
     }
 
-    static AudioRequestError tooShort(double seconds)
+    static RequestError tooShort(double seconds)
     {
         return {400,
                 QStringLiteral("The audio is %1 s long; the minimum is 0.1 s.")
@@ -419,11 +409,11 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         family->workers().run(slot, [self] {
             QString error;
             auto recognizer = self->family->workers().recognizer(&error);
-            std::optional<AudioRequestError> failure;
+            std::optional<RequestError> failure;
             Transcript transcript;
             qint64 frames = -1;
             if (!recognizer) {
-                failure = AudioRequestError{500, error, {}, {}};
+                failure = RequestError{500, error};
             } else {
                 auto decoder = decoderFor(self->req.file,
                                           self->download ? self->download->fileName() : QString());
@@ -446,14 +436,14 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         });
     }
 
-    void answer(const std::optional<AudioRequestError> &failure, const Transcript &t, qint64 frames)
+    void answer(const std::optional<RequestError> &failure, const Transcript &t, qint64 frames)
     {
         if (cancel->load())
             return gone(ctx);
         if (failure)
-            return reply(ctx, *failure);
+            return ctx->respondError(*failure);
         if (frames < qint64(kMinSeconds * SpeechRecognizer::kRate))
-            return reply(ctx, tooShort(double(frames) / SpeechRecognizer::kRate));
+            return ctx->respondError(tooShort(double(frames) / SpeechRecognizer::kRate));
         TranscriptFormat::Options options;
         options.language = TranscriptFormat::languageName(
             req.language.isEmpty() ? QStringLiteral("en") : req.language);
@@ -652,7 +642,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         auto self = shared_from_this();
         family->workers().run(slot, [self] {
             auto decoder = AudioDecoder::fromBytes(self->req.promptAudio->data);
-            std::optional<AudioRequestError> error;
+            std::optional<RequestError> error;
             ReferenceVoice ref;
             if (!decoder->open()) {
                 error = decodeError(*decoder, QStringLiteral("prompt_audio"));
@@ -670,7 +660,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
                 if (frames < 0 && decoder->error() != AudioDecoder::Error::Cancelled)
                     error = decodeError(*decoder, QStringLiteral("prompt_audio"));
                 else if (seconds < kMinReferenceSeconds || seconds > kMaxReferenceSeconds)
-                    error = AudioRequestError{
+                    error = RequestError{
                         400,
                         QStringLiteral("prompt_audio is %1 s long; it must be 1 to 30 s "
                                        "(5 to 15 s of clear speech works best).")
@@ -682,7 +672,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
             }
             onServer(self->home, [self, error, ref] {
                 if (error)
-                    return reply(self->ctx, *error);
+                    return self->ctx->respondError(*error);
                 if (self->target) // checked here, cloned upstream
                     return self->callUpstream();
                 if (ref.meanPitchHz > 0)
@@ -851,7 +841,7 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
         auto t = std::make_shared<Transcription>();
         t->form = std::move(*form);
         if (auto e = AudioRequests::transcription(t->form, family.config(), &t->req))
-            return reply(ctx, *e);
+            return ctx->respondError(*e);
         attach(t, ctx, family, home, upstream);
         t->fetcher = fetcher;
         t->start();
@@ -878,14 +868,14 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
             s->form = std::move(*form);
             if (auto e = AudioRequests::speechFromForm(s->form, family.config(), family.voices(),
                                                        &s->req))
-                return reply(ctx, *e);
+                return ctx->respondError(*e);
         } else {
             const auto body = ctx->jsonBody();
             if (!body)
                 return;
             if (auto e =
                     AudioRequests::speechFromJson(*body, family.config(), family.voices(), &s->req))
-                return reply(ctx, *e);
+                return ctx->respondError(*e);
         }
         attach(s, ctx, family, home, upstream);
         s->start();

@@ -10,11 +10,11 @@ namespace {
 struct Checker
 {
     const DecisionBounds &bounds;
-    DecisionError *error;
+    RequestError *error;
 
     bool fail(const QString &path, const QString &message)
     {
-        *error = {message, path};
+        *error = {400, message, path};
         return false;
     }
 
@@ -141,7 +141,7 @@ struct Checker
 } // namespace
 
 std::optional<DecisionRequest> validate(const QJsonObject &body, const DecisionBounds &bounds,
-                                        DecisionError *error)
+                                        RequestError *error)
 {
     Checker c{bounds, error};
     DecisionRequest r;

@@ -1,11 +1,14 @@
 #pragma once
 
+#include "RequestError.h"
+
 #include <optional>
 #include <QJsonObject>
 #include <QString>
 
 // POST /v1/decisions (spec 4.4) as a client sends it, checked before any upstream call. Every
-// failure names the JSON path of the bad value, e.g. "questions.q1.criteria". Pure.
+// failure names the JSON path of the bad value in RequestError::param, e.g.
+// "questions.q1.criteria". Pure.
 //   model      a string (the catalog decides whether it exists);
 //   state      a string, an object or an array, not empty;
 //   questions  a non-empty object of question id -> question, at most maxQuestions;
@@ -26,12 +29,6 @@ struct DecisionBounds
     int maxDescriptionChars = 2'000;
 };
 
-struct DecisionError
-{
-    QString message;
-    QString path; // the bad value's path: "state", "questions.q1.type", ...
-};
-
 struct DecisionRequest
 {
     QString model;
@@ -41,6 +38,6 @@ struct DecisionRequest
 namespace DecisionRequests {
 
 std::optional<DecisionRequest> validate(const QJsonObject &body, const DecisionBounds &bounds,
-                                        DecisionError *error);
+                                        RequestError *error);
 
 } // namespace DecisionRequests

@@ -3,85 +3,33 @@
 #include "llm/CostBound.h"
 #include "Money.h"
 
-#include <cmath>
-#include <stdexcept>
+#include <limits>
 
 namespace {
 
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(("config: decisions." + message).toStdString());
-}
-
 const QString kGatewayPrefix = QStringLiteral("gateway/");
 
-qint64 price(const QJsonObject &o, const char *field, qint64 fallback, const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    const auto units = Money::parseCredits(v.toString());
-    if (!v.isString() || !units || *units < 0)
-        fail(QStringLiteral("%1.%2 must be a decimal string of credits per 1M tokens, e.g. "
-                            "\"0.50\"")
-                 .arg(where, QLatin1String(field)));
-    return *units;
-}
-
-// A whole number from lo to hi at o[field], or fallback when absent; `where` names o.
-int wholeNumber(const QJsonObject &o, const char *field, int fallback, int lo, int hi,
-                const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    const double d = v.toDouble();
-    if (!v.isDouble() || d < lo || d > hi || d != std::floor(d))
-        fail(QStringLiteral("%1.%2 must be a whole number from %3 to %4")
-                 .arg(where, QLatin1String(field))
-                 .arg(lo)
-                 .arg(hi));
-    return int(d);
-}
-
-ChatEvaluatorConfig parseChatEvaluator(const QJsonValue &value)
+ChatEvaluatorConfig parseChatEvaluator(const ConfigFields &section)
 {
     ChatEvaluatorConfig c;
-    if (value.isUndefined())
-        return c;
-    const QString where = QStringLiteral("chat_evaluator");
-    if (!value.isObject())
-        fail(where + QStringLiteral(" must be an object"));
-    const QJsonObject o = value.toObject();
+    const ConfigFields o = section.section(QStringLiteral("chat_evaluator"));
     // A misspelt setting would leave the evaluator silently off or unbounded.
-    static const QStringList known = {"enabled", "models", "top_logprobs", "max_output_tokens",
-                                      "timeout_ms"};
-    for (auto it = o.begin(); it != o.end(); ++it)
-        if (!known.contains(it.key()))
-            fail(QStringLiteral("%1.%2 is not a setting (%3)")
-                     .arg(where, it.key(), known.join(QStringLiteral(", "))));
-    const QJsonValue enabled = o.value("enabled");
-    if (!enabled.isUndefined() && !enabled.isBool())
-        fail(where + QStringLiteral(".enabled must be true or false"));
-    c.enabled = enabled.toBool(c.enabled);
-    const QJsonValue models = o.value("models");
-    if (!models.isUndefined()) {
-        const QString bad = QStringLiteral(".models must be a non-empty array of gateway model "
-                                           "ids (a prefix may end in *); leave it out to allow "
-                                           "every chat model");
-        if (!models.isArray() || models.toArray().isEmpty())
-            fail(where + bad);
-        for (const QJsonValue &m : models.toArray()) {
-            const QString id = m.toString();
-            const qsizetype star = id.indexOf(u'*');
-            if (!m.isString() || id.isEmpty() || (star >= 0 && star != id.size() - 1))
-                fail(where + bad);
-            c.models.append(id);
-        }
+    o.onlyKnown({"enabled", "models", "top_logprobs", "max_output_tokens", "timeout_ms"});
+    c.enabled = o.flag(QStringLiteral("enabled"), c.enabled);
+    const QString models = QStringLiteral("a non-empty array of gateway model ids (a prefix may "
+                                          "end in *); leave it out to allow every chat model");
+    if (o.has(QStringLiteral("models"))) {
+        c.models = o.strings(QStringLiteral("models"), {}, models);
+        for (const QString &id : c.models)
+            if (id.isEmpty() || (id.indexOf(u'*') >= 0 && id.indexOf(u'*') != id.size() - 1))
+                o.fail(QStringLiteral("models"), QStringLiteral("must be ") + models);
+        if (c.models.isEmpty())
+            o.fail(QStringLiteral("models"), QStringLiteral("must be ") + models);
     }
-    c.topLogprobs = wholeNumber(o, "top_logprobs", c.topLogprobs, 1, 20, where);
-    c.maxOutputTokens = wholeNumber(o, "max_output_tokens", c.maxOutputTokens, 1, 1'000'000, where);
-    c.timeoutMs = wholeNumber(o, "timeout_ms", c.timeoutMs, 1'000, 600'000, where);
+    c.topLogprobs = o.whole(QStringLiteral("top_logprobs"), c.topLogprobs, {1, 20});
+    c.maxOutputTokens =
+        o.whole(QStringLiteral("max_output_tokens"), c.maxOutputTokens, {1, 1'000'000});
+    c.timeoutMs = o.whole(QStringLiteral("timeout_ms"), c.timeoutMs, {1'000, 600'000});
     return c;
 }
 
@@ -112,83 +60,45 @@ DecisionsConfig DecisionsConfig::defaults()
     return c;
 }
 
-DecisionsConfig DecisionsConfig::fromJson(const QJsonObject &section)
+DecisionsConfig DecisionsConfig::fromJson(const QJsonObject &json)
 {
+    const ConfigFields section(json, QStringLiteral("decisions"));
     DecisionsConfig c = defaults();
     applyProviderSection(
-        c.providers, section, QStringLiteral("decisions"),
+        c.providers, section,
         [] {
             DecisionProvider p;
             p.totalTimeoutMs = kTimeoutMs; // the contract's upstream timeout
             return p;
         },
-        [](DecisionProvider &p, const QJsonObject &o, const QString &where) {
-            if (o.value("type").toString(QStringLiteral("decisions")) != u"decisions")
-                fail(where.mid(10) + QStringLiteral(".type must be decisions"));
-            p.path = o.value("path").toString(p.path);
-            if (!p.path.startsWith(u'/') || p.path.contains(u'?') || p.path.contains(u' '))
-                fail(where.mid(10) + QStringLiteral(".path must be a path starting with /"));
+        [](DecisionProvider &p, const ConfigFields &o) {
+            o.choice(QStringLiteral("type"), 0, {{"decisions", 0}});
+            p.path = o.urlPath(QStringLiteral("path"), p.path);
         });
-    const QJsonValue models = section.value("models");
-    if (!models.isUndefined() && !models.isArray())
-        fail(QStringLiteral("models must be an array of model entries"));
-    const QJsonArray ma = models.toArray();
-    for (qsizetype i = 0; i < ma.size(); ++i) {
-        const QString where = QStringLiteral("models[%1]").arg(i);
-        const QJsonObject o = ma.at(i).toObject();
-        DecisionModel m;
-        m.id = o.value("id").toString();
-        if (m.id.isEmpty() || m.id.startsWith(kGatewayPrefix))
-            fail(where + QStringLiteral(".id is required and does not start with gateway/"));
-        if (const DecisionModel *existing = c.model(m.id))
-            m = *existing;
-        m.provider = o.value("provider").toString(m.provider);
-        if (!c.provider(m.provider))
-            fail(where + QStringLiteral(".provider names no provider ('%1')").arg(m.provider));
-        m.upstreamModel =
-            o.value("upstream_model").toString(m.upstreamModel.isEmpty() ? m.id : m.upstreamModel);
-        m.ownedBy = o.value("owned_by").toString(m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
-        m.inputPrice = price(o, "input_per_1m", m.inputPrice, where);
-        m.outputPrice = price(o, "output_per_1m", m.outputPrice, where);
-        {
-            const QJsonValue v = o.value("max_output_tokens");
-            const double d = v.toDouble();
-            if (!v.isUndefined() && (!v.isDouble() || d < 1 || d > 1e9 || d != std::floor(d)))
-                fail(where + QStringLiteral(".max_output_tokens must be a positive whole number "
-                                            "of tokens (at most 1000000000)"));
-            if (!v.isUndefined())
-                m.maxOutputTokens = qint64(d);
-        }
-        if (o.contains("max_cost")) {
-            const QJsonValue v = o.value("max_cost");
-            const auto units = Money::parseCredits(v.toString());
-            if (!v.isString() || !units || *units <= 0)
-                fail(where + QStringLiteral(".max_cost must be a decimal string of credits above "
-                                            "zero, e.g. \"0.05\""));
-            m.maxCost = *units;
-        }
-        bool replaced = false;
-        for (DecisionModel &e : c.models)
-            if (e.id == m.id) {
-                e = m;
-                replaced = true;
-            }
-        if (!replaced)
-            c.models.append(m);
-    }
-    const QJsonValue b = section.value("bounds");
-    if (!b.isUndefined() && !b.isObject())
-        fail(QStringLiteral("bounds must be an object"));
-    const QJsonObject bo = b.toObject();
-    const QString where = QStringLiteral("bounds");
-    c.bounds.maxQuestions =
-        wholeNumber(bo, "max_questions", c.bounds.maxQuestions, 1, 1'000, where);
-    c.bounds.maxOptions = wholeNumber(bo, "max_options", c.bounds.maxOptions, 1, 1'000, where);
-    c.bounds.maxInstructionsChars = wholeNumber(bo, "max_instructions_chars",
-                                                c.bounds.maxInstructionsChars, 1, 1'000'000, where);
-    c.bounds.maxDescriptionChars =
-        wholeNumber(bo, "max_description_chars", c.bounds.maxDescriptionChars, 1, 1'000'000, where);
-    c.chatEvaluator = parseChatEvaluator(section.value("chat_evaluator"));
+    applyModelSection(
+        c.models, c.providers, section, [] { return DecisionModel(); },
+        [](DecisionModel &m, const ConfigFields &o, bool) {
+            if (m.id.startsWith(kGatewayPrefix))
+                o.fail(QStringLiteral("id"), QStringLiteral("must not start with gateway/"));
+            const CreditRange per1m{.per = QStringLiteral("per 1M tokens")};
+            m.inputPrice = o.credits(QStringLiteral("input_per_1m"), m.inputPrice,
+                                     QStringLiteral("0.50"), per1m);
+            m.outputPrice = o.credits(QStringLiteral("output_per_1m"), m.outputPrice,
+                                      QStringLiteral("0.50"), per1m);
+            m.maxOutputTokens = o.whole(QStringLiteral("max_output_tokens"), m.maxOutputTokens,
+                                        {1, 1'000'000'000, QStringLiteral("tokens")});
+            m.maxCost =
+                o.credits(QStringLiteral("max_cost"), m.maxCost, QStringLiteral("0.05"), {.lo = 1});
+        });
+    const ConfigFields b = section.section(QStringLiteral("bounds"));
+    DecisionBounds &bounds = c.bounds;
+    bounds.maxQuestions = b.whole(QStringLiteral("max_questions"), bounds.maxQuestions, {1, 1'000});
+    bounds.maxOptions = b.whole(QStringLiteral("max_options"), bounds.maxOptions, {1, 1'000});
+    bounds.maxInstructionsChars = b.whole(QStringLiteral("max_instructions_chars"),
+                                          bounds.maxInstructionsChars, {1, 1'000'000});
+    bounds.maxDescriptionChars = b.whole(QStringLiteral("max_description_chars"),
+                                         bounds.maxDescriptionChars, {1, 1'000'000});
+    c.chatEvaluator = parseChatEvaluator(section);
     return c;
 }
 

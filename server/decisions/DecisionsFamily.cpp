@@ -30,11 +30,10 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
     if (!body)
         return;
     const DecisionsConfig &config = family.config();
-    DecisionError error;
+    RequestError error;
     const auto req = DecisionRequests::validate(*body, config.bounds, &error);
     if (!req)
-        return ctx->respondError(400, error.message, QStringLiteral("invalid_request_error"),
-                                 error.path);
+        return ctx->respondError(error);
     const DecisionModel *model = config.model(req->model);
     if (!model) {
         QStringList ids;
@@ -127,8 +126,9 @@ void DecisionsFamily::link(const QList<ServiceFamily *> &families)
         if (auto *gateway = dynamic_cast<GatewayFamily *>(f))
             m_gateway = gateway;
     if (!m_gateway)
-        throw std::runtime_error("config: decisions.chat_evaluator.enabled needs the text "
-                                 "gateway family (llm), which this build does not have");
+        configFail(QStringLiteral("decisions.chat_evaluator.enabled"),
+                   QStringLiteral("needs the text gateway family (llm), which this build does "
+                                  "not have"));
 }
 
 QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)

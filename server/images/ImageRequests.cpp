@@ -49,7 +49,7 @@ QJsonValue seconds(qint64 ms)
 bool fail(RequestError *error, const QString &param, const QString &message,
           const QString &code = {})
 {
-    *error = {message, param, code};
+    *error = {400, message, param, code};
     return false;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "images/ImageStore.h"
+#include "RequestError.h"
 
 #include <functional>
 #include <optional>
@@ -21,13 +22,6 @@ struct ImageRequest
     QString responseFormat = QStringLiteral("url"); // of the synchronous answer
     QString callbackUrl;
     QString user;
-};
-
-struct RequestError
-{
-    QString message;
-    QString param;
-    QString code;
 };
 
 namespace ImageRequests {

@@ -3,135 +3,43 @@
 #include "Money.h"
 
 #include <cmath>
-#include <QUrl>
-#include <stdexcept>
 
 namespace {
 
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(("config: images." + message).toStdString());
-}
-
-int wholeNumber(const QJsonObject &o, const char *field, int fallback, int lo, int hi,
-                const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    const double d = v.toDouble(-1);
-    if (!v.isDouble() || d != std::floor(d) || d < lo || d > hi)
-        fail(QStringLiteral("%1%2 must be a whole number from %3 to %4")
-                 .arg(where, QLatin1String(field))
-                 .arg(lo)
-                 .arg(hi));
-    return int(d);
-}
-
-QJsonObject objectField(const QJsonObject &o, const char *field, const QString &where)
-{
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (!v.isUndefined() && !v.isObject())
-        fail(where + QLatin1String(field) + QStringLiteral(" must be an object"));
-    return v.toObject();
-}
-
-UrlPolicy policyFrom(UrlPolicy base, const QJsonObject &settings, bool httpAllowed,
-                     const QString &where)
-{
-    try {
-        base.applySettings(settings, httpAllowed);
-    } catch (const std::exception &e) {
-        fail(where + QString::fromUtf8(e.what()));
-    }
-    return base;
-}
-
-void parseProviders(ImagesConfig &c, const QJsonObject &section)
+void parseProviders(ImagesConfig &c, const ConfigFields &section)
 {
     applyProviderSection(
-        c.providers, section, QStringLiteral("images"), [] { return ImageProvider(); },
-        [](ImageProvider &p, const QJsonObject &o, const QString &where) {
-            p.type = o.value("type").toString(p.type);
-            if (p.type != u"openai")
-                throw std::runtime_error(QStringLiteral("config: %1.type must be openai, not '%2'")
-                                             .arg(where, p.type)
-                                             .toStdString());
-            p.responseFormat = o.value("response_format").toString(p.responseFormat);
-            if (p.responseFormat != u"b64_json" && p.responseFormat != u"url")
-                throw std::runtime_error(
-                    QStringLiteral("config: %1.response_format must be b64_json or url")
-                        .arg(where)
-                        .toStdString());
+        c.providers, section, [] { return ImageProvider(); },
+        [](ImageProvider &p, const ConfigFields &o) {
+            p.type =
+                o.choice(QStringLiteral("type"), p.type, {{"openai", QStringLiteral("openai")}});
+            p.responseFormat = o.choice(
+                QStringLiteral("response_format"), p.responseFormat,
+                {{"b64_json", QStringLiteral("b64_json")}, {"url", QStringLiteral("url")}});
         });
 }
 
-void parseModels(ImagesConfig &c, const QJsonObject &section)
+void parseWebhooks(WebhookSettings &w, const ConfigFields &o)
 {
-    const QJsonValue models = section.value("models");
-    if (!models.isUndefined() && !models.isArray())
-        fail(QStringLiteral("models must be an array of model entries"));
-    const QJsonArray ma = models.toArray();
-    for (qsizetype i = 0; i < ma.size(); ++i) {
-        const QString where = QStringLiteral("models[%1]").arg(i);
-        const QJsonObject o = ma.at(i).toObject();
-        ImageModel m;
-        m.id = o.value("id").toString();
-        if (m.id.isEmpty())
-            fail(where + QStringLiteral(".id is required"));
-        const bool known = c.model(m.id) != nullptr;
-        if (known)
-            m = *c.model(m.id);
-        else
-            m.pricePerImage = ImagesConfig::kDefaultPricePerImage;
-        m.provider = o.value("provider").toString(m.provider);
-        if (m.provider.isEmpty())
-            fail(where + QStringLiteral(".provider is required"));
-        if (!c.provider(m.provider))
-            fail(where + QStringLiteral(".provider names no provider ('%1')").arg(m.provider));
-        m.upstreamModel =
-            o.value("upstream_model").toString(m.upstreamModel.isEmpty() ? m.id : m.upstreamModel);
-        m.ownedBy = o.value("owned_by").toString(m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
-        if (o.contains("price_per_image")) {
-            const QJsonValue v = o.value("price_per_image");
-            const auto units = Money::parseCredits(v.toString());
-            if (!v.isString() || !units || *units < 0 || *units > ImagesConfig::kMaxPricePerImage)
-                fail(where + QStringLiteral(".price_per_image must be a decimal string of "
-                                            "credits from 0 to 1000000, e.g. \"0.04\""));
-            m.pricePerImage = *units;
-        }
-        bool replaced = false;
-        for (ImageModel &e : c.models)
-            if (e.id == m.id) {
-                e = m;
-                replaced = true;
-            }
-        if (!replaced)
-            c.models.append(m);
-    }
-}
-
-void parseWebhooks(WebhookSettings &w, const QJsonObject &o)
-{
-    const QString where = QStringLiteral("webhooks.");
-    w.timeoutMs = wholeNumber(o, "timeout_ms", w.timeoutMs, 100, 300'000, where);
-    w.retries = wholeNumber(o, "retries", w.retries, 0, 50, where);
-    w.backoffMs = wholeNumber(o, "backoff_ms", w.backoffMs, 1, 3'600'000, where);
-    w.backoffCapMs = wholeNumber(o, "backoff_cap_ms", w.backoffCapMs, 1, 86'400'000, where);
-    w.leaseMs = wholeNumber(o, "lease_ms", w.leaseMs, 1'000, 3'600'000, where);
-    w.concurrency = wholeNumber(o, "concurrency", w.concurrency, 1, 1'000, where);
-    w.pollMs = wholeNumber(o, "poll_ms", w.pollMs, 10, 60'000, where);
-    if (o.contains("schedule_scale")) {
-        const double s = o.value("schedule_scale").toDouble(-1);
+    w.timeoutMs = o.whole(QStringLiteral("timeout_ms"), w.timeoutMs, {100, 300'000});
+    w.retries = o.whole(QStringLiteral("retries"), w.retries, {0, 50});
+    w.backoffMs = o.whole(QStringLiteral("backoff_ms"), w.backoffMs, {1, 3'600'000});
+    w.backoffCapMs = o.whole(QStringLiteral("backoff_cap_ms"), w.backoffCapMs, {1, 86'400'000});
+    w.leaseMs = o.whole(QStringLiteral("lease_ms"), w.leaseMs, {1'000, 3'600'000});
+    w.concurrency = o.whole(QStringLiteral("concurrency"), w.concurrency, {1, 1'000});
+    w.pollMs = o.whole(QStringLiteral("poll_ms"), w.pollMs, {10, 60'000});
+    if (o.has(QStringLiteral("schedule_scale"))) {
+        const double s = o.value(QStringLiteral("schedule_scale")).toDouble(-1);
         if (!(s > 0 && s <= 1))
-            fail(where + QStringLiteral("schedule_scale must be a number above 0, at most 1"));
+            o.fail(QStringLiteral("schedule_scale"),
+                   QStringLiteral("must be a number above 0, at most 1"));
         w.scheduleScale = s;
     }
     if (w.leaseMs <= w.timeoutMs)
-        fail(where + QStringLiteral("lease_ms must exceed timeout_ms, so that no other instance "
-                                    "retries an attempt still in flight"));
-    w.policy = policyFrom(UrlPolicy::callback(), objectField(o, "fetch", where), false,
-                          where + QStringLiteral("fetch."));
+        o.fail(QStringLiteral("lease_ms"), QStringLiteral("must exceed timeout_ms, so that no "
+                                                          "other instance retries an attempt "
+                                                          "still in flight"));
+    w.policy = urlPolicyField(o, QStringLiteral("fetch"), UrlPolicy::callback(), false);
     w.policy.totalTimeoutMs = w.timeoutMs;
     w.policy.connectTimeoutMs = qMin(w.policy.connectTimeoutMs, w.timeoutMs);
 }
@@ -170,37 +78,39 @@ ImagesConfig ImagesConfig::defaults()
     return c;
 }
 
-ImagesConfig ImagesConfig::fromJson(const QJsonObject &section)
+ImagesConfig ImagesConfig::fromJson(const QJsonObject &json)
 {
+    const ConfigFields section(json, QStringLiteral("images"));
     ImagesConfig c = defaults();
     parseProviders(c, section);
-    parseModels(c, section);
-    c.defaultModel = section.value("default_model").toString(c.defaultModel);
+    applyModelSection(
+        c.models, c.providers, section,
+        [] {
+            ImageModel m;
+            m.pricePerImage = kDefaultPricePerImage;
+            return m;
+        },
+        [](ImageModel &m, const ConfigFields &o, bool) {
+            m.pricePerImage = o.credits(QStringLiteral("price_per_image"), m.pricePerImage,
+                                        QStringLiteral("0.04"), {0, kMaxPricePerImage});
+        });
+    c.defaultModel = section.string(QStringLiteral("default_model"), c.defaultModel);
     if (!c.model(c.defaultModel))
-        fail(QStringLiteral("default_model names no model ('%1')").arg(c.defaultModel));
-    if (section.contains("public_base_url")) {
-        const QString base = section.value("public_base_url").toString();
-        const QUrl url(base, QUrl::StrictMode);
-        if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
-            url.host().isEmpty() || url.hasQuery() || url.hasFragment())
-            fail(QStringLiteral("public_base_url must be an http or https URL without query, "
-                                "e.g. \"https://switchyard.example.com\""));
-        c.publicBaseUrl = base;
-        while (c.publicBaseUrl.endsWith(u'/'))
-            c.publicBaseUrl.chop(1);
-    }
-    c.linkTtlS = wholeNumber(section, "link_ttl_s", c.linkTtlS, 60, 7 * 86'400, {});
-    c.retentionHours = wholeNumber(section, "retention_hours", c.retentionHours, 1, 24 * 3'650, {});
-    c.syncWaitS = wholeNumber(section, "sync_wait_s", c.syncWaitS, 1, 3'600, {});
-    c.maxConcurrent = wholeNumber(section, "max_concurrent", c.maxConcurrent, 1, 256, {});
+        section.fail(QStringLiteral("default_model"),
+                     QStringLiteral("names no model ('%1')").arg(c.defaultModel));
+    c.publicBaseUrl = section.httpUrl(QStringLiteral("public_base_url"), c.publicBaseUrl, true);
+    c.linkTtlS = section.whole(QStringLiteral("link_ttl_s"), c.linkTtlS, {60, 7 * 86'400});
+    c.retentionHours =
+        section.whole(QStringLiteral("retention_hours"), c.retentionHours, {1, 24 * 3'650});
+    c.syncWaitS = section.whole(QStringLiteral("sync_wait_s"), c.syncWaitS, {1, 3'600});
+    c.maxConcurrent = section.whole(QStringLiteral("max_concurrent"), c.maxConcurrent, {1, 256});
     c.maxImageBytes =
-        wholeNumber(section, "max_image_bytes", int(c.maxImageBytes), 1'024, 512 << 20, {});
-    c.taskLeaseMs = wholeNumber(section, "task_lease_ms", c.taskLeaseMs, 200, 3'600'000, {});
-    c.sweepMs = wholeNumber(section, "sweep_ms", c.sweepMs, 50, 3'600'000, {});
-    c.download = policyFrom(UrlPolicy::download(), objectField(section, "download", {}), true,
-                            QStringLiteral("download."));
+        section.whole(QStringLiteral("max_image_bytes"), c.maxImageBytes, {1'024, 512 << 20});
+    c.taskLeaseMs = section.whole(QStringLiteral("task_lease_ms"), c.taskLeaseMs, {200, 3'600'000});
+    c.sweepMs = section.whole(QStringLiteral("sweep_ms"), c.sweepMs, {50, 3'600'000});
+    c.download = urlPolicyField(section, QStringLiteral("download"), UrlPolicy::download(), true);
     c.download.maxBytes = c.maxImageBytes;
-    parseWebhooks(c.webhooks, objectField(section, "webhooks", {}));
+    parseWebhooks(c.webhooks, section.section(QStringLiteral("webhooks")));
     return c;
 }
 

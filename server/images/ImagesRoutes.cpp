@@ -99,8 +99,7 @@ void ImagesServer::submit(const ContextPtr &ctx)
     RequestError error;
     const auto req = ImageRequests::parse(*body, m_family.config(), &error);
     if (!req)
-        return ctx->respondError(400, error.message, QStringLiteral("invalid_request_error"),
-                                 error.param, error.code);
+        return ctx->respondError(error);
     const ImagesConfig &c = m_family.config();
     const ImageModel *model = c.model(req->model);
     const ImageProvider *provider = c.provider(model->provider);

@@ -1,82 +1,42 @@
 #include "GatewayConfig.h"
 
-#include "Money.h"
-
-#include <cmath>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSaveFile>
-#include <stdexcept>
 
 namespace {
 
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(("config: " + message).toStdString());
-}
+const ConfigOptions<ProviderType> kProviderTypes = {{"openai", ProviderType::OpenAI},
+                                                    {"anthropic", ProviderType::Anthropic},
+                                                    {"catalog", ProviderType::Catalog}};
 
-ProviderType parseType(const QString &name, const QString &where)
+// A provider's own fields, after the shared ones (UpstreamProvider::parseShared).
+void parseProvider(ProviderConfig &p, const ConfigFields &o)
 {
-    if (name == u"openai")
-        return ProviderType::OpenAI;
-    if (name == u"anthropic")
-        return ProviderType::Anthropic;
-    if (name == u"catalog")
-        return ProviderType::Catalog;
-    fail(QStringLiteral("%1.type must be openai, anthropic or catalog, not '%2'").arg(where, name));
-}
-
-ModelPrice parsePrice(const QJsonObject &o, const QString &where)
-{
-    try {
-        return ModelCatalog::priceFromJson(o, where);
-    } catch (const std::exception &e) {
-        fail(QString::fromUtf8(e.what()));
-    }
-}
-
-ProviderConfig parseProvider(const QString &name, const QJsonObject &o, ProviderConfig p)
-{
-    const QString where = QStringLiteral("gateway.providers.%1").arg(name);
-    p.name = name;
-    if (o.contains("type"))
-        p.type = parseType(o.value("type").toString(), where);
-    UpstreamProvider::parseShared(p, o, where);
+    p.type = o.choice(QStringLiteral("type"), p.type, kProviderTypes);
     if (p.baseUrl.isEmpty())
-        fail(QStringLiteral("%1.base_url is required").arg(where));
-    p.messagesTimeoutMs =
-        UpstreamProvider::parseMs(o.value("timeouts").toObject(), "messages_ms",
-                                  p.messagesTimeoutMs, where + QStringLiteral(".timeouts"));
-    if (o.contains("refresh_minutes")) {
-        const QJsonValue v = o.value("refresh_minutes");
-        if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() != std::floor(v.toDouble()) ||
-            v.toDouble() > 1e6)
-            fail(QStringLiteral("%1.refresh_minutes must be a whole number (0: only on demand)")
-                     .arg(where));
-        p.refreshMinutes = v.toInt();
-    }
-    const QJsonObject overrides = o.value("price_overrides").toObject();
-    for (auto it = overrides.begin(); it != overrides.end(); ++it)
-        p.priceOverrides.insert(it.key(),
-                                parsePrice(it.value().toObject(),
-                                           where + QStringLiteral(".price_overrides.") + it.key()));
-    return p;
+        o.fail(QStringLiteral("base_url"), QStringLiteral("is required"));
+    p.messagesTimeoutMs = o.section(QStringLiteral("timeouts"))
+                              .ms(QStringLiteral("messages_ms"), p.messagesTimeoutMs);
+    p.refreshMinutes = o.whole(QStringLiteral("refresh_minutes"), p.refreshMinutes,
+                               {0, 1'000'000, {}, QStringLiteral("0: only on demand")});
+    const ConfigFields overrides = o.section(QStringLiteral("price_overrides"));
+    for (const QString &model : overrides.json().keys())
+        p.priceOverrides.insert(model, overrides.within(
+                                           model,
+                                           [&] {
+                                               return ModelCatalog::priceFromJson(
+                                                   overrides.section(model).json(), QString());
+                                           },
+                                           QString()));
 }
 
 } // namespace
 
 QString providerTypeName(ProviderType type)
 {
-    switch (type) {
-    case ProviderType::OpenAI:
-        return QStringLiteral("openai");
-    case ProviderType::Anthropic:
-        return QStringLiteral("anthropic");
-    case ProviderType::Catalog:
-        return QStringLiteral("catalog");
-    }
-    return {};
+    return optionName(kProviderTypes, type);
 }
 
 GatewayConfig GatewayConfig::defaults()
@@ -98,60 +58,32 @@ GatewayConfig GatewayConfig::defaults()
     return g;
 }
 
-GatewayConfig GatewayConfig::fromJson(const QJsonObject &gateway)
+GatewayConfig GatewayConfig::fromJson(const QJsonObject &json)
 {
+    const ConfigFields gateway(json, QStringLiteral("gateway"));
     GatewayConfig g = defaults();
-    if (gateway.contains("auto_model"))
-        g.autoModel = gateway.value("auto_model").toString();
-    if (gateway.contains("keepalive_ms"))
-        g.keepAliveMs = UpstreamProvider::parseMs(gateway, "keepalive_ms", g.keepAliveMs,
-                                                  QStringLiteral("gateway"));
-    auto limit = [&](const char *field, qint64 fallback) -> qint64 {
-        const QJsonValue v = gateway.value(QLatin1String(field));
-        if (v.isUndefined())
-            return fallback;
-        const double d = v.toDouble();
-        if (!v.isDouble() || d < 1 || d > double(ModelCatalog::kMaxTokenLimit) ||
-            d != std::floor(d))
-            fail(QStringLiteral("gateway.%1 must be a positive whole number of tokens (at most "
-                                "%2)")
-                     .arg(QLatin1String(field))
-                     .arg(ModelCatalog::kMaxTokenLimit));
-        return qint64(d);
-    };
-    g.defaultMaxOutputTokens = limit("default_max_output_tokens", g.defaultMaxOutputTokens);
-    g.defaultContextWindow = limit("default_context_window", g.defaultContextWindow);
-    const QJsonValue providers = gateway.value("providers");
-    if (!providers.isUndefined() && !providers.isObject())
-        fail(QStringLiteral("gateway.providers must be an object of name: provider"));
-    const QJsonObject po = providers.toObject();
-    for (auto it = po.begin(); it != po.end(); ++it) {
-        if (!it.value().isObject())
-            fail(QStringLiteral("gateway.providers.%1 must be an object").arg(it.key()));
-        if (it.key().isEmpty() || it.key().contains(u'/'))
-            fail(QStringLiteral("gateway.providers: '%1' is not a valid provider name")
-                     .arg(it.key()));
-        const ProviderConfig *existing = g.provider(it.key());
-        ProviderConfig p =
-            parseProvider(it.key(), it.value().toObject(), existing ? *existing : ProviderConfig{});
-        if (existing) {
-            for (ProviderConfig &e : g.providers)
-                if (e.name == p.name)
-                    e = p;
-        } else {
-            g.providers.append(p);
-        }
-    }
-    const QJsonValue models = gateway.value("models");
-    if (!models.isUndefined() && !models.isArray())
-        fail(QStringLiteral("gateway.models must be an array of catalog entries"));
-    for (const QJsonValue &m : models.toArray()) {
-        try {
-            g.models.append(ModelCatalog::entryFromJson(m.toObject()));
-        } catch (const std::exception &e) {
-            fail(QStringLiteral("gateway.models: %1").arg(QString::fromUtf8(e.what())));
-        }
-    }
+    g.autoModel = gateway.string(QStringLiteral("auto_model"), g.autoModel);
+    g.keepAliveMs = gateway.ms(QStringLiteral("keepalive_ms"), g.keepAliveMs);
+    const WholeRange tokens{1, ModelCatalog::kMaxTokenLimit, QStringLiteral("tokens")};
+    g.defaultMaxOutputTokens = gateway.whole(QStringLiteral("default_max_output_tokens"),
+                                             g.defaultMaxOutputTokens, tokens);
+    g.defaultContextWindow =
+        gateway.whole(QStringLiteral("default_context_window"), g.defaultContextWindow, tokens);
+    applyProviderSection(
+        g.providers, gateway, [] { return ProviderConfig(); },
+        [&](ProviderConfig &p, const ConfigFields &o) {
+            if (p.name.isEmpty() || p.name.contains(u'/'))
+                gateway.fail(QStringLiteral("providers"),
+                             QStringLiteral("names '%1', which is not a valid "
+                                            "provider name")
+                                 .arg(p.name));
+            parseProvider(p, o);
+        });
+    for (const ConfigFields &m :
+         gateway.list(QStringLiteral("models"), QStringLiteral("an array of catalog entries")))
+        g.models.append(gateway.within(
+            QStringLiteral("models"), [&] { return ModelCatalog::entryFromJson(m.json()); },
+            QStringLiteral(": ")));
     return g;
 }
 
@@ -215,12 +147,12 @@ ModelCatalog GatewayConfig::buildCatalog(const ModelCatalog &base) const
     for (const ModelEntry &m : c.models()) {
         const ProviderConfig *p = provider(m.provider);
         if (!p)
-            fail(QStringLiteral("model %1 names provider '%2', which is not configured")
-                     .arg(m.id, m.provider));
+            configFail({}, QStringLiteral("model %1 names provider '%2', which is not configured")
+                               .arg(m.id, m.provider));
         if (p->type == ProviderType::Catalog)
-            fail(QStringLiteral("model %1: a catalog provider's models are reached as "
-                                "gateway/%2/...")
-                     .arg(m.id, m.provider));
+            configFail({}, QStringLiteral("model %1: a catalog provider's models are reached as "
+                                          "gateway/%2/...")
+                               .arg(m.id, m.provider));
     }
     if (!autoModel.isEmpty())
         c.setAutoModel(autoModel);

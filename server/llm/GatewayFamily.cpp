@@ -1,5 +1,6 @@
 #include "GatewayFamily.h"
 
+#include "ConfigFields.h"
 #include "Gateway.h"
 #include "gateway/GatewayTables.h"
 #include "GatewayRoutes.h"
@@ -8,7 +9,6 @@
 #include "ProvidersControl.h"
 
 #include <QJsonObject>
-#include <stdexcept>
 
 GatewayFamily::GatewayFamily()
     : m_registry(std::make_unique<ProviderRegistry>(GatewayConfig::defaults(), QString()))
@@ -20,15 +20,12 @@ GatewayFamily::~GatewayFamily() = default;
 GatewayConfig GatewayFamily::parse(const QJsonObject &section, qint64 *minimumReservation)
 {
     GatewayConfig config = GatewayConfig::fromJson(section);
-    if (section.contains("min_reservation")) {
-        const auto units = Money::parseCredits(section.value("min_reservation").toString());
-        // Zero would admit every request, with no credit check at all (Pipeline::reserve).
-        if (!units || *units <= 0)
-            throw std::runtime_error("config: gateway.min_reservation must be a decimal string of "
-                                     "credits above zero, e.g. \"0.001\"");
-        if (minimumReservation)
-            *minimumReservation = *units;
-    }
+    // Zero would admit every request, with no credit check at all (Pipeline::reserve).
+    const qint64 units =
+        ConfigFields(section, QStringLiteral("gateway"))
+            .credits(QStringLiteral("min_reservation"), 0, QStringLiteral("0.001"), {.lo = 1});
+    if (minimumReservation && units > 0)
+        *minimumReservation = units;
     return config;
 }
 

@@ -23,7 +23,7 @@ QList<RouteSpec> gatewayRoutes(Gateway &gateway, qint64 minimumReservation)
             const auto body = ctx->jsonBody();
             if (!body)
                 return;
-            std::optional<RequestValidation::Problem> problem;
+            std::optional<RequestError> problem;
             QList<QByteArray> extra;
             if (protocol == Protocol::Messages) {
                 const QByteArray version = ctx->request().header("anthropic-version");
@@ -50,7 +50,7 @@ QList<RouteSpec> gatewayRoutes(Gateway &gateway, qint64 minimumReservation)
                 problem = RequestValidation::chat(*body);
             }
             if (problem) {
-                ctx->respondError(400, problem->message, {}, problem->param);
+                ctx->respondError(*problem);
                 return;
             }
             const auto snapshot = gateway.registry().snapshot();

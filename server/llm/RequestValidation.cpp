@@ -7,12 +7,12 @@ namespace RequestValidation {
 
 namespace {
 
-Problem problem(const QString &param, const QString &message)
+RequestError problem(const QString &param, const QString &message)
 {
-    return {param, QStringLiteral("%1: %2").arg(param, message)};
+    return {400, QStringLiteral("%1: %2").arg(param, message), param};
 }
 
-std::optional<Problem> model(const QJsonObject &b)
+std::optional<RequestError> model(const QJsonObject &b)
 {
     const QJsonValue m = b.value("model");
     if (m.isUndefined() || m.isNull())
@@ -22,7 +22,7 @@ std::optional<Problem> model(const QJsonObject &b)
     return std::nullopt;
 }
 
-std::optional<Problem> boolean(const QJsonObject &b, const char *name)
+std::optional<RequestError> boolean(const QJsonObject &b, const char *name)
 {
     const QJsonValue v = b.value(QLatin1String(name));
     if (!v.isUndefined() && !v.isNull() && !v.isBool())
@@ -30,7 +30,7 @@ std::optional<Problem> boolean(const QJsonObject &b, const char *name)
     return std::nullopt;
 }
 
-std::optional<Problem> number(const QJsonObject &b, const char *name, double lo, double hi)
+std::optional<RequestError> number(const QJsonObject &b, const char *name, double lo, double hi)
 {
     const QJsonValue v = b.value(QLatin1String(name));
     if (v.isUndefined() || v.isNull())
@@ -44,7 +44,7 @@ std::optional<Problem> number(const QJsonObject &b, const char *name, double lo,
     return std::nullopt;
 }
 
-std::optional<Problem> positiveInt(const QJsonObject &b, const char *name, bool required)
+std::optional<RequestError> positiveInt(const QJsonObject &b, const char *name, bool required)
 {
     const QJsonValue v = b.value(QLatin1String(name));
     if (v.isUndefined() || v.isNull()) {
@@ -60,7 +60,7 @@ std::optional<Problem> positiveInt(const QJsonObject &b, const char *name, bool 
     return std::nullopt;
 }
 
-std::optional<Problem> array(const QJsonObject &b, const char *name)
+std::optional<RequestError> array(const QJsonObject &b, const char *name)
 {
     const QJsonValue v = b.value(QLatin1String(name));
     if (!v.isUndefined() && !v.isNull() && !v.isArray())
@@ -70,7 +70,8 @@ std::optional<Problem> array(const QJsonObject &b, const char *name)
 
 // messages: a non-empty array of objects whose role is in `roles` and whose content has an
 // accepted shape.
-std::optional<Problem> turns(const QJsonObject &b, const QStringList &roles, bool contentRequired)
+std::optional<RequestError> turns(const QJsonObject &b, const QStringList &roles,
+                                  bool contentRequired)
 {
     const QJsonValue v = b.value("messages");
     if (v.isUndefined() || v.isNull())
@@ -110,7 +111,7 @@ std::optional<Problem> turns(const QJsonObject &b, const QStringList &roles, boo
 
 } // namespace
 
-std::optional<Problem> chat(const QJsonObject &b)
+std::optional<RequestError> chat(const QJsonObject &b)
 {
     if (auto p = model(b))
         return p;
@@ -172,7 +173,7 @@ std::optional<Problem> chat(const QJsonObject &b)
     return std::nullopt;
 }
 
-std::optional<Problem> responses(const QJsonObject &b)
+std::optional<RequestError> responses(const QJsonObject &b)
 {
     if (auto p = model(b))
         return p;
@@ -198,7 +199,7 @@ std::optional<Problem> responses(const QJsonObject &b)
     return array(b, "tools");
 }
 
-std::optional<Problem> messages(const QJsonObject &b)
+std::optional<RequestError> messages(const QJsonObject &b)
 {
     if (auto p = model(b))
         return p;

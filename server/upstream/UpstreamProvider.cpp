@@ -2,19 +2,11 @@
 
 #include "UpstreamClient.h"
 
-#include <cmath>
 #include <limits>
 #include <QDateTime>
 #include <QJsonArray>
-#include <QUrl>
-#include <stdexcept>
 
 namespace {
-
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(("config: " + message).toStdString());
-}
 
 qint64 nowMs()
 {
@@ -32,56 +24,41 @@ QString UpstreamProvider::maskKey(const QString &key)
     return key.left(shown) + QStringLiteral("••••") + key.right(shown);
 }
 
-int UpstreamProvider::parseMs(const QJsonObject &o, const char *field, int fallback,
-                              const QString &where)
+void UpstreamProvider::parseShared(UpstreamProvider &p, const ConfigFields &o)
 {
-    const QJsonValue v = o.value(QLatin1String(field));
-    if (v.isUndefined())
-        return fallback;
-    if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 24 * 3600 * 1000.0 ||
-        v.toDouble() != std::floor(v.toDouble()))
-        fail(QStringLiteral("%1.%2 must be a whole number of milliseconds")
-                 .arg(where, QLatin1String(field)));
-    return v.toInt();
-}
-
-void UpstreamProvider::parseShared(UpstreamProvider &p, const QJsonObject &o, const QString &where)
-{
-    if (o.contains("base_url")) {
-        p.baseUrl = o.value("base_url").toString();
-        const QUrl url(p.baseUrl);
-        if (!url.isValid() || (url.scheme() != u"http" && url.scheme() != u"https") ||
-            url.host().isEmpty())
-            fail(QStringLiteral("%1.base_url must be an http or https URL").arg(where));
-        while (p.baseUrl.endsWith(u'/'))
-            p.baseUrl.chop(1);
-    }
-    if (o.contains("keys")) {
-        if (!o.value("keys").isArray())
-            fail(QStringLiteral("%1.keys must be an array of strings").arg(where));
+    p.baseUrl = o.httpUrl(QStringLiteral("base_url"), p.baseUrl);
+    const QString keysShape = QStringLiteral("an array of non-empty strings");
+    if (o.has(QStringLiteral("keys"))) {
         p.keys.clear();
-        for (const QJsonValue &k : o.value("keys").toArray()) {
-            if (!k.isString() || k.toString().trimmed().isEmpty())
-                fail(QStringLiteral("%1.keys must be an array of non-empty strings").arg(where));
-            p.keys.append(k.toString().trimmed());
+        for (const QString &k : o.strings(QStringLiteral("keys"), {}, keysShape)) {
+            if (k.trimmed().isEmpty())
+                o.fail(QStringLiteral("keys"), QStringLiteral("must be ") + keysShape);
+            p.keys.append(k.trimmed());
         }
     }
     // An environment variable keeps the secret out of the file.
-    if (o.contains("keys_env")) {
-        p.keysEnv = o.value("keys_env").toString();
+    if (o.has(QStringLiteral("keys_env"))) {
+        p.keysEnv = o.string(QStringLiteral("keys_env"), {});
         p.envKeys.clear();
         const QByteArray env = qgetenv(p.keysEnv.toLatin1().constData());
         for (const QByteArray &k : env.split(','))
             if (!k.trimmed().isEmpty())
                 p.envKeys.append(QString::fromUtf8(k.trimmed()));
     }
-    const QJsonObject t = o.value("timeouts").toObject();
-    const QString tw = where + QStringLiteral(".timeouts");
-    p.connectTimeoutMs = parseMs(t, "connect_ms", p.connectTimeoutMs, tw);
-    p.firstByteTimeoutMs = parseMs(t, "first_byte_ms", p.firstByteTimeoutMs, tw);
-    p.idleTimeoutMs = parseMs(t, "idle_ms", p.idleTimeoutMs, tw);
-    p.totalTimeoutMs = parseMs(t, "total_ms", p.totalTimeoutMs, tw);
-    p.restMs = parseMs(o, "key_rest_ms", p.restMs, where);
+    const ConfigFields t = o.section(QStringLiteral("timeouts"));
+    p.connectTimeoutMs = t.ms(QStringLiteral("connect_ms"), p.connectTimeoutMs);
+    p.firstByteTimeoutMs = t.ms(QStringLiteral("first_byte_ms"), p.firstByteTimeoutMs);
+    p.idleTimeoutMs = t.ms(QStringLiteral("idle_ms"), p.idleTimeoutMs);
+    p.totalTimeoutMs = t.ms(QStringLiteral("total_ms"), p.totalTimeoutMs);
+    p.restMs = o.ms(QStringLiteral("key_rest_ms"), p.restMs);
+}
+
+UrlPolicy urlPolicyField(const ConfigFields &o, const QString &field, UrlPolicy base,
+                         bool httpAllowed)
+{
+    const ConfigFields settings = o.section(field);
+    o.within(field, [&] { base.applySettings(settings.json(), httpAllowed); });
+    return base;
 }
 
 QJsonObject UpstreamProvider::sharedJson() const

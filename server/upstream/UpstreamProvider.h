@@ -1,5 +1,8 @@
 #pragma once
 
+#include "ConfigFields.h"
+#include "UrlGuard.h"
+
 #include <QHash>
 #include <QJsonObject>
 #include <QList>
@@ -7,7 +10,6 @@
 #include <QSet>
 #include <QString>
 #include <QStringList>
-#include <stdexcept>
 
 struct UpstreamRequest;
 
@@ -42,15 +44,18 @@ struct UpstreamProvider
 
     // Reads the shared fields of a provider object onto p: base_url (http or https; trailing
     // slashes dropped), keys, keys_env, key_rest_ms and timeouts {connect_ms, first_byte_ms,
-    // idle_ms, total_ms}. Absent fields keep p's values. `where` names the object in errors
-    // ("gateway.providers.openai"); throws std::runtime_error("config: <where>.<field> ...").
-    static void parseShared(UpstreamProvider &p, const QJsonObject &o, const QString &where);
+    // idle_ms, total_ms}. Absent fields keep p's values; a bad one throws ConfigError naming it
+    // ("config: gateway.providers.openai.base_url must be an http or https URL").
+    static void parseShared(UpstreamProvider &p, const ConfigFields &o);
     // The same fields as JSON (timeouts as an object), for writing a config back.
     QJsonObject sharedJson() const;
-    // A whole number of milliseconds from o[field] (0 to 24 h), or fallback when absent;
-    // throws like parseShared.
-    static int parseMs(const QJsonObject &o, const char *field, int fallback, const QString &where);
 };
+
+// The URL guard's settings (UrlPolicy::applySettings) in the object at o's field, applied on
+// top of base; absent, base as it is. A bad setting throws ConfigError naming it: "config:
+// images.webhooks.fetch.allow_http: this use requires https".
+UrlPolicy urlPolicyField(const ConfigFields &o, const QString &field, UrlPolicy base,
+                         bool httpAllowed);
 
 // Round-robin over a provider's keys, resting a key that answered 429 or 5xx for the provider's
 // restMs. Thread-safe; one per family (the state is per provider name).
@@ -82,32 +87,61 @@ template <class P> const P *findProvider(const QList<P> &providers, const QStrin
 }
 
 // Applies a config section's "providers" object ({name: {...}}) to a family's list: each entry
-// updates the provider of its name, or a new one made by fresh(), through
-// apply(provider, object, where) (where: "<family>.providers.<name>"), after which the shared
-// fields are read (parseShared). Errors throw std::runtime_error("config: <where>...").
+// updates the provider of its name, or a new one made by fresh(), first with the shared fields
+// (parseShared), then through apply(provider, fields) for the family's own (fields' path:
+// "<section>.providers.<name>"). Errors throw ConfigError naming the field.
 template <class P, class Fresh, class Apply>
-void applyProviderSection(QList<P> &providers, const QJsonObject &section, const QString &family,
-                          Fresh fresh, Apply apply)
+void applyProviderSection(QList<P> &providers, const ConfigFields &section, Fresh fresh,
+                          Apply apply)
 {
-    const auto fail = [](const QString &message) {
-        throw std::runtime_error(("config: " + message).toStdString());
-    };
-    const QJsonValue value = section.value(QLatin1String("providers"));
-    if (!value.isUndefined() && !value.isObject())
-        fail(family + QStringLiteral(".providers must be an object of name: provider"));
-    const QJsonObject all = value.toObject();
-    for (auto it = all.begin(); it != all.end(); ++it) {
-        const QString where = QStringLiteral("%1.providers.%2").arg(family, it.key());
-        if (!it.value().isObject())
-            fail(where + QStringLiteral(" must be an object"));
-        const P *existing = findProvider(providers, it.key());
+    for (const ConfigFields &o : section.members(QStringLiteral("providers"),
+                                                 QStringLiteral("an object of name: provider"))) {
+        const P *existing = findProvider(providers, o.name());
         P p = existing ? *existing : fresh();
-        p.name = it.key();
-        apply(p, it.value().toObject(), where);
-        UpstreamProvider::parseShared(p, it.value().toObject(), where);
+        p.name = o.name();
+        UpstreamProvider::parseShared(p, o);
+        apply(p, o);
         if (existing)
             providers[existing - providers.constData()] = p;
         else
             providers.append(p);
+    }
+}
+
+// Applies a config section's "models" array ([{id, provider, upstream_model, owned_by, ...}]) to
+// a family's list: an entry whose id is listed updates that model, another starts from fresh().
+// read(model, fields, isNew) reads the family's own fields (prices, task); then provider
+// (required, one of `providers`), upstream_model (default: the id) and owned_by (default: the
+// provider). Errors throw ConfigError naming the field ("config: images.models[0].provider
+// names no provider ('x')").
+template <class M, class P, class Fresh, class Read>
+void applyModelSection(QList<M> &models, const QList<P> &providers, const ConfigFields &section,
+                       Fresh fresh, Read read)
+{
+    for (const ConfigFields &o :
+         section.list(QStringLiteral("models"), QStringLiteral("an array of model entries"))) {
+        const QString id = o.string(QStringLiteral("id"), {});
+        if (id.isEmpty())
+            o.fail(QStringLiteral("id"), QStringLiteral("is required"));
+        M m = fresh();
+        bool isNew = true;
+        for (const M &existing : models)
+            if (existing.id == id) {
+                m = existing;
+                isNew = false;
+            }
+        m.id = id;
+        read(m, o, isNew);
+        m.provider = o.string(QStringLiteral("provider"), m.provider);
+        if (m.provider.isEmpty())
+            o.fail(QStringLiteral("provider"), QStringLiteral("is required"));
+        if (!findProvider(providers, m.provider))
+            o.fail(QStringLiteral("provider"),
+                   QStringLiteral("names no provider ('%1')").arg(m.provider));
+        m.upstreamModel = o.string(QStringLiteral("upstream_model"),
+                                   m.upstreamModel.isEmpty() ? m.id : m.upstreamModel);
+        m.ownedBy =
+            o.string(QStringLiteral("owned_by"), m.ownedBy.isEmpty() ? m.provider : m.ownedBy);
+        upsertById(models, m);
     }
 }

@@ -36,10 +36,10 @@ private slots:
     void accepts()
     {
         QFETCH(QByteArray, json);
-        DecisionError error;
+        RequestError error;
         const auto r =
             DecisionRequests::validate(QJsonDocument::fromJson(json).object(), {}, &error);
-        QVERIFY2(r, qPrintable(error.path + QStringLiteral(": ") + error.message));
+        QVERIFY2(r, qPrintable(error.param + QStringLiteral(": ") + error.message));
     }
 
     void refuses_data()
@@ -114,11 +114,11 @@ private slots:
     {
         QFETCH(QByteArray, json);
         QFETCH(QString, path);
-        DecisionError error;
+        RequestError error;
         const QJsonObject body = QJsonDocument::fromJson(json).object();
         QVERIFY2(!body.isEmpty(), json.constData());
         QVERIFY(!DecisionRequests::validate(body, {}, &error));
-        QCOMPARE(error.path, path);
+        QCOMPARE(error.param, path);
         QVERIFY2(error.message.contains(path.section(u'[', 0, 0)), qPrintable(error.message));
     }
 
@@ -134,16 +134,16 @@ private slots:
         for (int i = 0; i < 3; ++i)
             qs.insert(QStringLiteral("q%1").arg(i),
                       QJsonObject{{"type", "noul"}, {"instructions", "x"}});
-        DecisionError error;
+        RequestError error;
         QVERIFY(!DecisionRequests::validate(
             QJsonObject{{"model", "m"}, {"state", "s"}, {"questions", qs}}, b, &error));
-        QCOMPARE(error.path, QStringLiteral("questions"));
+        QCOMPARE(error.param, QStringLiteral("questions"));
         const QJsonObject many{{"q", QJsonObject{{"type", "score"},
                                                  {"instructions", "x"},
                                                  {"criteria", QJsonArray{"a", "b", "c", "d"}}}}};
         QVERIFY(!DecisionRequests::validate(
             QJsonObject{{"model", "m"}, {"state", "s"}, {"questions", many}}, b, &error));
-        QCOMPARE(error.path, QStringLiteral("questions.q.criteria"));
+        QCOMPARE(error.param, QStringLiteral("questions.q.criteria"));
     }
 };
 

@@ -3,6 +3,8 @@ switchyard_test(tst_pipeline SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_pipeline.cpp 
 switchyard_test(tst_credit_gate SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_credit_gate.cpp LIBS switchyard_serverfixture)
 switchyard_test(tst_router SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_router.cpp LIBS switchyard_server)
 switchyard_test(tst_compact_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_compact_json.cpp LIBS switchyard_core)
+# The config toolkit's readers (server/ConfigFields.h) and ServerSettings read through them.
+switchyard_test(tst_config_fields SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_config_fields.cpp LIBS switchyard_core)
 switchyard_test(tst_job_queue SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_job_queue.cpp LIBS switchyard_server)
 switchyard_test(tst_epoll_dispatcher SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_epoll_dispatcher.cpp LIBS switchyard_core)
 switchyard_test(tst_http SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_http.cpp LIBS switchyard_serverfixture)
