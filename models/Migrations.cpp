@@ -260,21 +260,22 @@ int appliedVersion(QSqlDatabase db, const QString &component)
 }
 
 // Databases made before migrations had components kept one sequence in schema_migrations:
-// 1 the core, 2 the gateway's catalog cache, 3 the address data. Recorded once, under the lock.
-void adoptLegacyVersions(QSqlDatabase db, QSqlQuery &q, const QString &now)
+// version 1 the core, then each component that existed then (Component::legacyVersion). Such a
+// component is recorded at its step 1 the first time it is migrated here, under the lock.
+void adoptLegacyVersions(QSqlDatabase db, QSqlQuery &q, const QList<Migrations::Component> &all,
+                         const QString &now)
 {
     if (!db.tables().contains(QStringLiteral("schema_migrations")))
         return;
-    exec(q, QStringLiteral("SELECT COUNT(*) FROM schema_components"));
-    if (q.next() && q.value(0).toInt() > 0)
-        return;
     exec(q, QStringLiteral("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
     const int legacy = q.next() ? q.value(0).toInt() : 0;
-    const char *components[] = {"core", "gateway", "address"};
-    for (int v = 1; v <= legacy && v <= 3; ++v)
-        exec(q, QStringLiteral("INSERT INTO schema_components (component, version, applied_ms) "
-                               "VALUES ('%1', 1, %2)")
-                    .arg(QLatin1String(components[v - 1]), now));
+    for (const Migrations::Component &c : all) {
+        const int v = c.name == core().name ? 1 : c.legacyVersion;
+        if (v > 0 && v <= legacy && appliedVersion(db, c.name) == 0)
+            exec(q, QStringLiteral("INSERT INTO schema_components (component, version, "
+                                   "applied_ms) VALUES ('%1', 1, %2)")
+                        .arg(c.name, now));
+    }
 }
 
 } // namespace
@@ -305,6 +306,10 @@ int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &fa
     exec(q, QStringLiteral("CREATE TABLE IF NOT EXISTS schema_components (component TEXT NOT NULL, "
                            "version INTEGER NOT NULL, applied_ms BIGINT NOT NULL, "
                            "PRIMARY KEY (component, version))"));
+    QList<Component> all{core()};
+    if (coreVersion >= 0 && coreVersion < all.first().steps.size())
+        all.first().steps.resize(coreVersion);
+    all.append(families);
     auto begin = [&] {
         exec(q, pg ? QStringLiteral("BEGIN") : QStringLiteral("BEGIN IMMEDIATE"));
         if (pg) // several instances starting together take turns
@@ -313,17 +318,13 @@ int apply(QSqlDatabase db, DatabaseConfig::Kind kind, const QList<Component> &fa
     {
         begin();
         try {
-            adoptLegacyVersions(db, q, QString::number(QDateTime::currentMSecsSinceEpoch()));
+            adoptLegacyVersions(db, q, all, QString::number(QDateTime::currentMSecsSinceEpoch()));
             exec(q, QStringLiteral("COMMIT"));
         } catch (...) {
             q.exec(QStringLiteral("ROLLBACK"));
             throw;
         }
     }
-    QList<Component> all{core()};
-    if (coreVersion >= 0 && coreVersion < all.first().steps.size())
-        all.first().steps.resize(coreVersion);
-    all.append(families);
     int applied = 0;
     for (const Component &c : all) {
         for (int version = appliedVersion(db, c.name) + 1; version <= c.steps.size(); ++version) {

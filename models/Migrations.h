@@ -19,6 +19,11 @@ struct Component
 {
     QString name;             // "core", or the family's name
     QList<QStringList> steps; // append only: a released step is never edited
+    // Databases made before migrations had components kept one sequence in schema_migrations,
+    // one version per component that existed then: the version that stood for this
+    // component's step 1 (0: the component came later). Such a database is adopted once,
+    // without running those steps again.
+    int legacyVersion = 0;
 };
 
 const Component &coreComponent();

@@ -11,7 +11,7 @@ class QSocketNotifier;
 
 // The server thread's event loop on Linux's epoll. Qt's dispatchers (GLib's and its own UNIX
 // one) hand poll() every enabled socket notifier on every iteration: with 55 connections and
-// their upstream sockets, at 2,000 chat completions a second, perf put a quarter of the server
+// their upstream sockets, at 2,000 relayed completions a second, perf put a quarter of the server
 // thread in poll's kernel side and GLib's source checks (sock_poll, fdget, tcp_poll,
 // g_main_context_check). epoll is told once when a notifier is enabled or disabled, and each
 // wait returns only the sockets that are ready.
@@ -28,7 +28,7 @@ class QSocketNotifier;
 // wakeUp() and interrupt() may be called from any thread; the rest only from the dispatcher's
 // own. A wake-up from the dispatcher's own thread (an event posted to itself) writes nothing:
 // that thread is not waiting, and the next wait does not block (perf counted about one such
-// write, and the read that took it back, per chat completion).
+// write, and the read that took it back, per relayed completion).
 class EpollDispatcher : public QAbstractEventDispatcher
 {
     Q_OBJECT

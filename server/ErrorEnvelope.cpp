@@ -4,60 +4,65 @@
 
 #include <QJsonObject>
 
+namespace {
+
+// {"error":{"message","type","param","code"}}, param and code null when absent.
+class OpenAIEnvelope final : public ErrorEnvelopeWriter
+{
+public:
+    OpenAIEnvelope()
+        : ErrorEnvelopeWriter({{401, "authentication_error"},
+                               {402, "insufficient_credits"},
+                               {403, "permission_error"},
+                               {429, "rate_limit_exceeded"}},
+                              "invalid_request_error", "api_error")
+    {
+    }
+    QByteArray body(const ErrorFields &e) const override
+    {
+        auto orNull = [](const QString &s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
+        return CompactJson::encode(QJsonObject{{"error", QJsonObject{{"message", e.message},
+                                                                     {"type", e.type},
+                                                                     {"param", orNull(e.param)},
+                                                                     {"code", orNull(e.code)}}}});
+    }
+};
+
+} // namespace
+
+ErrorEnvelopeWriter::ErrorEnvelopeWriter(std::initializer_list<StatusType> types,
+                                         const char *clientError, const char *serverError)
+    : m_types(types), m_clientError(clientError), m_serverError(serverError)
+{
+}
+
+QString ErrorEnvelopeWriter::defaultType(int status) const
+{
+    for (const StatusType &t : m_types)
+        if (t.status == status)
+            return QString::fromLatin1(t.type);
+    return QString::fromLatin1(status >= 500 ? m_serverError : m_clientError);
+}
+
+const ErrorEnvelopeWriter &ErrorStyle::writer() const
+{
+    static const OpenAIEnvelope openAI;
+    return m_writer ? *m_writer : openAI;
+}
+
 namespace ErrorEnvelope {
 
 QString defaultType(ErrorStyle style, int status)
 {
-    if (style == ErrorStyle::Social)
-        return status >= 500 ? QStringLiteral("server_error")
-                             : QStringLiteral("invalid_request_error");
-    const bool messages = style == ErrorStyle::Messages;
-    switch (status) {
-    case 401:
-        return QStringLiteral("authentication_error");
-    case 402:
-        return messages ? QStringLiteral("billing_error") : QStringLiteral("insufficient_credits");
-    case 403:
-        return QStringLiteral("permission_error");
-    case 404:
-        return messages ? QStringLiteral("not_found_error")
-                        : QStringLiteral("invalid_request_error");
-    case 413:
-        return messages ? QStringLiteral("request_too_large")
-                        : QStringLiteral("invalid_request_error");
-    case 429:
-        return messages ? QStringLiteral("rate_limit_error")
-                        : QStringLiteral("rate_limit_exceeded");
-    case 503:
-        return messages ? QStringLiteral("overloaded_error") : QStringLiteral("api_error");
-    default:
-        if (status >= 500)
-            return QStringLiteral("api_error");
-        return QStringLiteral("invalid_request_error");
-    }
+    return style.writer().defaultType(status);
 }
 
 QByteArray body(ErrorStyle style, int status, const QString &message, const QString &type,
                 const QString &param, const QString &code)
 {
-    const QString t = type.isEmpty() ? defaultType(style, status) : type;
-    QJsonObject error{{"message", message}, {"type", t}};
-    QJsonObject root;
-    switch (style) {
-    case ErrorStyle::Messages:
-        root = QJsonObject{{"type", "error"},
-                           {"error", QJsonObject{{"type", t}, {"message", message}}}};
-        break;
-    case ErrorStyle::Social:
-        root = QJsonObject{{"error", error}};
-        break;
-    case ErrorStyle::OpenAI:
-        error.insert("param", param.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(param));
-        error.insert("code", code.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(code));
-        root = QJsonObject{{"error", error}};
-        break;
-    }
-    return CompactJson::encode(root);
+    const ErrorEnvelopeWriter &writer = style.writer();
+    return writer.body(
+        {status, message, type.isEmpty() ? writer.defaultType(status) : type, param, code});
 }
 
 } // namespace ErrorEnvelope

@@ -17,7 +17,7 @@
 //
 // QThreadPool::start plus a queued call back cost two wake-ups per job: the pool's condition
 // variable and the server loop's eventfd (perf counted about three futex calls per billed
-// address request on each side). Here a post wakes a worker only when one is idle, a worker
+// engine request on each side). Here a post wakes a worker only when one is idle, a worker
 // takes the next job without sleeping while any is queued, and continuations wait in an outbox
 // that the queue's thread empties in one event, posted only when the outbox was empty. Nothing
 // waits for a batch to fill: each continuation is handed over as soon as its job ends. While

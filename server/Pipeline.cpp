@@ -54,7 +54,7 @@ void Pipeline::addErrorPrefix(const QString &prefix, ErrorStyle style)
 
 ErrorStyle Pipeline::errorStyleForPath(const QString &path) const
 {
-    ErrorStyle style = ErrorStyle::OpenAI;
+    ErrorStyle style;
     qsizetype longest = -1;
     for (const auto &[prefix, s] : m_errorPrefixes) {
         const bool under =
@@ -403,9 +403,8 @@ void Pipeline::appendIdHeaders(const ContextPtr &ctx, HttpHeaders *headers)
     const QByteArray id = ctx->requestId().toLatin1();
     // Literals, so that the names are not allocated for every answer.
     headers->append({QByteArrayLiteral("X-Request-Id"), id});
-    // The messages protocol's clients read their request id from request-id.
-    if (ctx->errorStyle() == ErrorStyle::Messages)
-        headers->append({QByteArrayLiteral("request-id"), id});
+    // The envelope's own (a protocol that names the request id its own way).
+    ctx->errorStyle().writer().addHeaders(id, headers);
     headers->append(ctx->m_rateHeaders);
 }
 
@@ -463,7 +462,7 @@ void Pipeline::write(const ContextPtr &ctx, int status, HttpHeaders headers, con
 
 void Pipeline::startStream(const ContextPtr &ctx, int status, HttpHeaders headers)
 {
-    // SSE unless the family streams something else (audio) and says so.
+    // SSE unless the family streams something else (raw media) and says so.
     bool typed = false;
     for (const auto &h : headers)
         typed = typed || h.first.compare("Content-Type", Qt::CaseInsensitive) == 0;

@@ -36,13 +36,10 @@ public:
 
     void addRoute(RouteSpec spec) { m_router.add(std::move(spec)); }
     // The envelope of errors under a path prefix that no route claims: the path itself and what
-    // lies below it ("/v1/messages" covers "/v1/messages/x", not "/v1/messagesx"); the longest
-    // prefix wins, otherwise the OpenAI shape. A matched route's own errorStyle overrides it.
+    // lies below it ("/v1/x" covers "/v1/x/y", not "/v1/xy"); the longest prefix wins,
+    // otherwise the core's OpenAI-style envelope. A matched route's own errorStyle overrides it.
     void addErrorPrefix(const QString &prefix, ErrorStyle style);
-    ErrorStyle errorStyleForPath(const QString &path) const;
-    DatabaseService &database() { return m_db; }
     Metrics &metrics() { return m_metrics; }
-    CreditGate &credits() { return m_credits; }
     // The state instances on one PostgreSQL database share; nullptr on SQLite or when
     // server.shared_state is "off".
     SharedState *sharedState() { return m_shared.get(); }
@@ -51,7 +48,16 @@ public:
     void head(const ExchangePtr &exchange) override;
     void reject(const ExchangePtr &exchange, int status, const QString &message) override;
 
-    // Called by RequestContext.
+signals:
+    void requestServed(const QString &family, int status, int latencyMs);
+
+private:
+    // A request reaches the pipeline through its context; a family, through its ServerScope.
+    friend class RequestContext;
+    friend class ServerScope;
+
+    ErrorStyle errorStyleForPath(const QString &path) const;
+    CreditGate &credits() { return m_credits; }
     void reserve(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
@@ -62,10 +68,6 @@ public:
     // may be a worker), released on the pipeline's.
     void releaseLeftHold(qint64 accountId, qint64 amount);
 
-signals:
-    void requestServed(const QString &family, int status, int latencyMs);
-
-private:
     qint64 bodyLimit(const RouteSpec &route) const;
     // A 413's message in the route's words (its tooLarge), when it has them.
     static QString tooLarge(const RouteSpec *route, const QString &message);

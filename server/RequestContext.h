@@ -74,7 +74,7 @@ public:
     void respondClientLeft();
 
     // Holds `amount` more credit units for this request, on top of the route's reservation,
-    // for work whose size shows only in the body (minutes of audio, images asked for). Admitted
+    // for work whose size shows only in the body (minutes of media, items asked for). Admitted
     // by the same rule as the route's reservation (CreditGate) and released at settlement.
     // then() runs on the server thread when admitted; otherwise the request is answered 402
     // (or 503 when the credit store is unavailable) and then() never runs. Keyless requests
@@ -113,7 +113,7 @@ private:
     const RouteSpec *m_route = nullptr;
     QHash<QString, QString> m_params;
     Identity m_identity;
-    ErrorStyle m_style = ErrorStyle::OpenAI;
+    ErrorStyle m_style;
     QElapsedTimer m_timer;
     UsageRecord m_usage;
     HttpHeaders m_rateHeaders;

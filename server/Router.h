@@ -28,7 +28,8 @@ struct RouteSpec
     // the rest of the path, one or more segments (empty ones dropped), joined by '/'. The
     // first route registered that matches wins.
     QString pattern;
-    QString family; // metrics and usage label: public, control, llm, address, ...
+    // Metrics label; empty: the registering family's name. The core's routes say "public".
+    QString family;
     AuthMode auth = AuthMode::ApiKey;
     QString scope;                              // required control-token scope
     QString bucket = QStringLiteral("default"); // rate-limit bucket
@@ -36,7 +37,7 @@ struct RouteSpec
     bool upload = false;    // multipart body: the upload limit applies instead of the JSON one
     qint64 bodyLimit = 0;   // this route's own body limit (0: the server's JSON or upload one)
     QString tooLarge;       // the 413 message for a body over the limit (empty: a generic one)
-    ErrorStyle errorStyle = ErrorStyle::OpenAI; // the envelope of this route's errors
+    ErrorStyle errorStyle;  // the envelope of this route's errors (default: the core's)
     // A GET route answers HEAD as GET without the body. False: HEAD gets 405 before the
     // credential, the rate limit and the credit hold (a paid upstream call for an answer
     // without its content).

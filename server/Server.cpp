@@ -10,9 +10,23 @@
 #include <QJsonObject>
 #include <QTimer>
 
+namespace {
+
+// The settings with every family's rate-limit buckets at their default limits where the
+// configuration sets none.
+ServerSettings withBuckets(ServerSettings settings, const QList<ServiceFamily *> &families)
+{
+    for (const ServiceFamily *family : families)
+        for (const RateBucket &bucket : family->rateBuckets())
+            settings.addBucketDefault(bucket.name, bucket.perMinute);
+    return settings;
+}
+
+} // namespace
+
 Server::Server(DatabaseService &db, ServerSettings settings, const QList<ServiceFamily *> &families,
                QObject *parent)
-    : QObject(parent), m_db(db), m_settings(std::move(settings)),
+    : QObject(parent), m_db(db), m_settings(withBuckets(std::move(settings), families)),
       m_pipeline(new Pipeline(db, m_settings, this)), m_familyObjects(new QObject(this))
 {
     HttpLimits limits;
@@ -41,9 +55,9 @@ Server::Server(DatabaseService &db, ServerSettings settings, const QList<Service
     connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerCoreRoutes(families);
-    const ServerScope scope{*m_pipeline, m_db, m_familyObjects};
+    m_scope.reset(new ServerScope(*m_pipeline, m_db, m_familyObjects));
     for (ServiceFamily *family : families) {
-        for (RouteSpec &route : family->routes(scope)) {
+        for (RouteSpec &route : family->routes(*m_scope)) {
             if (route.family.isEmpty())
                 route.family = family->name();
             m_pipeline->addRoute(std::move(route));

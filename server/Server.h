@@ -2,6 +2,7 @@
 
 #include "ServerSettings.h"
 
+#include <memory>
 #include <QHostAddress>
 #include <QList>
 #include <QObject>
@@ -9,6 +10,7 @@
 class DatabaseService;
 class HttpServer;
 class Pipeline;
+class ServerScope;
 class ServiceFamily;
 
 // The HTTP API: the pipeline with the core's routes (/healthz, /metrics) and every family's,
@@ -17,8 +19,8 @@ class Server : public QObject
 {
     Q_OBJECT
 public:
-    // Asks each family for its routes and error prefixes (ServiceFamily::routes); the families
-    // outlive the server.
+    // Asks each family for its routes, error prefixes and rate-limit buckets (whose default
+    // limits join the settings' tiers); the families outlive the server.
     Server(DatabaseService &db, ServerSettings settings, const QList<ServiceFamily *> &families,
            QObject *parent = nullptr);
     ~Server() override;
@@ -49,6 +51,8 @@ private:
     // Parent of what families make for this server; deleted before the connections' owner so
     // that closing connections still finds the family objects they reach.
     QObject *m_familyObjects;
+    // What the families' routes were given; kept for the server's life (handlers reach it).
+    std::unique_ptr<ServerScope> m_scope;
     HttpServer *m_http;
     bool m_metricsRoute = false;
 };

@@ -10,13 +10,17 @@
 ServerSettings ServerSettings::defaults()
 {
     ServerSettings s;
-    // Chat completions and decisions (and its alias) share the "chat" bucket; social data
-    // has its own (the upstream's own limit is about 10 requests a second).
-    s.tiers.insert(QStringLiteral("default"), RateTier{{{QStringLiteral("default"), 600},
-                                                        {QStringLiteral("chat"), 60},
-                                                        {QStringLiteral("social"), 600},
-                                                        {QStringLiteral("control"), 600}}});
+    // The core's buckets; the families add theirs (addBucketDefault).
+    s.tiers.insert(QStringLiteral("default"),
+                   RateTier{{{QStringLiteral("default"), 600}, {QStringLiteral("control"), 600}}});
     return s;
+}
+
+void ServerSettings::addBucketDefault(const QString &bucket, int perMinute)
+{
+    for (RateTier &t : tiers)
+        if (!t.perMinute.contains(bucket))
+            t.perMinute.insert(bucket, perMinute);
 }
 
 const RateTier &ServerSettings::tier(const QString &name) const

@@ -59,7 +59,7 @@ struct ServerSettings
     // when the server listens on loopback; elsewhere it takes the metrics:read scope).
     bool metricsPublic = false;
     QString configPath; // the file the settings came from (the window saves providers there)
-    // The config file's other sections by name ("gateway", "address", ...): each service family
+    // The config file's other sections by name (a family's name): each service family
     // parses its own (ServiceFamily::configure); nothing here reads them.
     QJsonObject familySections;
 
@@ -68,4 +68,7 @@ struct ServerSettings
     // for the families; throws std::runtime_error with a readable message on a malformed file.
     static ServerSettings fromConfigFile(const QString &path);
     const RateTier &tier(const QString &name) const;
+    // A bucket's default limit: every tier that does not set the bucket gets perMinute (the
+    // server adds each family's ServiceFamily::rateBuckets this way).
+    void addBucketDefault(const QString &bucket, int perMinute);
 };

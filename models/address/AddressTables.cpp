@@ -18,7 +18,8 @@ const Migrations::Component &migrations()
                 "imported_ms BIGINT NOT NULL)",
                 "CREATE UNIQUE INDEX address_pois_key ON address_pois(divcode, name)",
             },
-        }};
+        },
+        3}; // legacyVersion
     return c;
 }
 

@@ -27,7 +27,8 @@ const Migrations::Component &migrations()
                 "{POSTGRES}CREATE TRIGGER catalogs_changed AFTER INSERT OR UPDATE ON "
                 "catalog_cache FOR EACH STATEMENT EXECUTE FUNCTION switchyard_changed('catalogs')",
             },
-        }};
+        },
+        2}; // legacyVersion
     return c;
 }
 

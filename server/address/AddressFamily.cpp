@@ -135,10 +135,10 @@ QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
         // query) and compared with what the engine holds: another process (the CLI, another
         // instance sharing the database) may have imported. The timer lives and dies with
         // this server; the family outlives it.
-        auto *timer = new QTimer(scope.parent);
+        auto *timer = new QTimer(scope.parent());
         Loader *loader = m_loader.get();
-        QObject *context = scope.parent;
-        DatabaseService *db = &scope.database;
+        QObject *context = scope.parent();
+        DatabaseService *db = &scope.database();
         QObject::connect(timer, &QTimer::timeout, context, [db, context, loader] {
             db->read<DataVersion>(
                 context, [](Store &store) { return AddressStore::dataVersion(store); },
@@ -151,7 +151,7 @@ QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
     }
     if (m_warmUp)
         m_engine->warmUp();
-    return addressRoutes(scope.parent, *m_engine, m_price, m_upstream);
+    return addressRoutes(scope, *m_engine, m_price, m_upstream);
 }
 
 void AddressFamily::stop()

@@ -5,25 +5,26 @@
 #include "CompactJson.h"
 #include "JobQueue.h"
 #include "RequestContext.h"
+#include "ServiceFamily.h"
 
 #include <QThread>
 
-QList<RouteSpec> addressRoutes(QObject *parent, const AddressEngine &engine, qint64 price,
+QList<RouteSpec> addressRoutes(const ServerScope &scope, const AddressEngine &engine, qint64 price,
                                const AddressUpstreamConfig &config)
 {
-    AddressUpstream *upstream = config.enabled() ? new AddressUpstream(config, parent) : nullptr;
+    AddressUpstream *upstream =
+        config.enabled() ? new AddressUpstream(config, scope.parent()) : nullptr;
     // The engine's calls take from microseconds to tens of milliseconds (a 2,000-character
     // standardize): they run on these workers, never on the server thread, so one heavy request
     // cannot hold up every other connection. Destroyed (after its jobs) with the server.
-    auto *queue =
-        new JobQueue(std::max(2, QThread::idealThreadCount()), QStringLiteral("address"), parent);
+    JobQueue *queue =
+        &scope.executor(QStringLiteral("address"), std::max(2, QThread::idealThreadCount()));
     QList<RouteSpec> routes;
 
     for (const QString &endpoint : AddressApi::endpoints()) {
         RouteSpec spec;
         spec.method = "POST";
         spec.pattern = QStringLiteral("/v1/address/") + endpoint;
-        spec.family = QStringLiteral("address");
         spec.auth = AuthMode::ApiKey;
         spec.bucket = QStringLiteral("address");
         spec.reservation = price;

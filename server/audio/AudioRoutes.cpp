@@ -819,15 +819,14 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
 
 QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
 {
-    QPointer<QObject> home(scope.parent);
-    auto *fetcher = new GuardedFetch(scope.parent);
-    auto *upstream = new AudioUpstream(family.keys(), scope.parent);
+    QPointer<QObject> home(scope.parent());
+    auto *fetcher = new GuardedFetch(scope.parent());
+    auto *upstream = new AudioUpstream(family.keys(), scope.parent());
     QList<RouteSpec> routes;
 
     RouteSpec transcriptions;
     transcriptions.method = "POST";
     transcriptions.pattern = QStringLiteral("/v1/audio/transcriptions");
-    transcriptions.family = QStringLiteral("audio");
     transcriptions.bucket = QStringLiteral("audio");
     transcriptions.upload = true;
     transcriptions.bodyLimit = AudioRequests::kMaxFileBytes + 1024 * 1024;
@@ -851,7 +850,6 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
     RouteSpec speech;
     speech.method = "POST";
     speech.pattern = QStringLiteral("/v1/audio/speech");
-    speech.family = QStringLiteral("audio");
     speech.bucket = QStringLiteral("audio");
     speech.upload = true; // the cloning form carries up to 1 MiB of reference audio
     speech.bodyLimit = AudioRequests::kMaxPromptAudioBytes + 256 * 1024;
@@ -885,7 +883,6 @@ QList<RouteSpec> audioRoutes(AudioFamily &family, const ServerScope &scope)
     RouteSpec voices;
     voices.method = "GET";
     voices.pattern = QStringLiteral("/v1/audio/voices");
-    voices.family = QStringLiteral("audio");
     voices.auth = AuthMode::Public;
     voices.handler = [&family](const ContextPtr &ctx) {
         ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", family.voices().toJson()}});

@@ -3,7 +3,6 @@
 #include "ControlApi.h"
 #include "DatabaseService.h"
 #include "Money.h"
-#include "Pipeline.h"
 #include "Scopes.h"
 #include "UsageMeters.h"
 
@@ -70,15 +69,15 @@ QJsonObject usageJson(const UsageRecord &u, const QList<MeterSpec> &described)
             {"estimated", u.estimated}};
 }
 
-void balance(Pipeline &p, const ContextPtr &ctx)
+void balance(const ServerScope &host, const ContextPtr &ctx)
 {
     const qint64 account = ctx->identity().accountId;
-    p.database().read<qint64>(
-        &p, [account](Store &s) { return s.balance(account); },
-        [&p, ctx, account](const DbResult<qint64> &r) {
+    host.database().read<qint64>(
+        host.parent(), [account](Store &s) { return s.balance(account); },
+        [&host, ctx, account](const DbResult<qint64> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
-            const qint64 held = p.credits().reserved(account);
+            const qint64 held = host.held(account);
             ctx->respondJson(
                 200, QJsonObject{{"object", "credit_balance"},
                                  {"balance", Money::formatCredits(r.value)},
@@ -89,15 +88,15 @@ void balance(Pipeline &p, const ContextPtr &ctx)
         });
 }
 
-void ledger(Pipeline &p, const ContextPtr &ctx)
+void ledger(const ServerScope &host, const ContextPtr &ctx)
 {
     int limit = 50;
     qint64 before = 0;
     if (!limitParam(ctx, 50, &limit) || !cursorParam(ctx, &before))
         return;
     const qint64 account = ctx->identity().accountId;
-    p.database().read<QList<LedgerEntry>>(
-        &p, [=](Store &s) { return s.ledger(account, limit + 1, before); },
+    host.database().read<QList<LedgerEntry>>(
+        host.parent(), [=](Store &s) { return s.ledger(account, limit + 1, before); },
         [ctx, limit](const DbResult<QList<LedgerEntry>> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
@@ -121,7 +120,7 @@ void ledger(Pipeline &p, const ContextPtr &ctx)
         });
 }
 
-void usage(Pipeline &p, const ContextPtr &ctx)
+void usage(const ServerScope &host, const ContextPtr &ctx)
 {
     const QUrlQuery &q = ctx->request().query;
     UsageQuery uq;
@@ -140,8 +139,8 @@ void usage(Pipeline &p, const ContextPtr &ctx)
     uq.model = q.queryItemValue("model", QUrl::FullyDecoded);
     if (!limitParam(ctx, uq.limit, &uq.limit) || !cursorParam(ctx, &uq.beforeId))
         return;
-    p.database().read<UsagePage>(
-        &p, [uq](Store &s) { return s.usage(uq); },
+    host.database().read<UsagePage>(
+        host.parent(), [uq](Store &s) { return s.usage(uq); },
         [ctx](const DbResult<UsagePage> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
@@ -156,11 +155,11 @@ void usage(Pipeline &p, const ContextPtr &ctx)
         });
 }
 
-void listKeys(Pipeline &p, const ContextPtr &ctx)
+void listKeys(const ServerScope &host, const ContextPtr &ctx)
 {
     const qint64 account = ctx->identity().accountId;
-    p.database().read<QList<ApiKeyRecord>>(
-        &p, [account](Store &s) { return s.listApiKeys(account); },
+    host.database().read<QList<ApiKeyRecord>>(
+        host.parent(), [account](Store &s) { return s.listApiKeys(account); },
         [ctx](const DbResult<QList<ApiKeyRecord>> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
@@ -171,7 +170,7 @@ void listKeys(Pipeline &p, const ContextPtr &ctx)
         });
 }
 
-void createKey(Pipeline &p, const ContextPtr &ctx)
+void createKey(const ServerScope &host, const ContextPtr &ctx)
 {
     const auto body = ctx->jsonBody();
     if (!body)
@@ -186,11 +185,12 @@ void createKey(Pipeline &p, const ContextPtr &ctx)
     const QJsonValue tierValue = body->value("tier");
     QString tier = QStringLiteral("default");
     if (!tierValue.isUndefined()) {
-        if (!tierValue.isString() || !p.settings().tiers.contains(tierValue.toString()))
+        const QStringList tiers = host.rateTiers();
+        if (!tierValue.isString() || !tiers.contains(tierValue.toString()))
             return ctx->respondError(400,
                                      QStringLiteral("'tier' must name a configured rate-limit "
                                                     "tier (%1).")
-                                         .arg(p.settings().tiers.keys().join(u", ")),
+                                         .arg(tiers.join(u", ")),
                                      {}, QStringLiteral("tier"));
         tier = tierValue.toString();
     }
@@ -201,9 +201,9 @@ void createKey(Pipeline &p, const ContextPtr &ctx)
         CreatedSecret secret;
         ApiKeyRecord record;
     };
-    DatabaseService &db = p.database();
+    DatabaseService &db = host.database();
     db.write<Created>(
-        &p,
+        host.parent(),
         [=](Store &s) {
             Created c;
             c.secret = s.createApiKey(account, name, tier);
@@ -220,16 +220,16 @@ void createKey(Pipeline &p, const ContextPtr &ctx)
         });
 }
 
-void revokeKey(Pipeline &p, const ContextPtr &ctx)
+void revokeKey(const ServerScope &host, const ContextPtr &ctx)
 {
     const auto id = parseId(ctx->param(QStringLiteral("id")));
     if (!id)
         return ctx->respondError(
             404, QStringLiteral("No API key with id '%1'.").arg(ctx->param(QStringLiteral("id"))));
     const qint64 account = ctx->identity().accountId;
-    DatabaseService &db = p.database();
+    DatabaseService &db = host.database();
     db.write<std::optional<ApiKeyRecord>>(
-        &p,
+        host.parent(),
         [=](Store &s) -> std::optional<ApiKeyRecord> {
             auto existing = s.apiKey(account, *id);
             if (!existing)
@@ -251,18 +251,16 @@ void revokeKey(Pipeline &p, const ContextPtr &ctx)
 
 QList<RouteSpec> ControlFamily::routes(const ServerScope &scope)
 {
-    Pipeline &p = scope.pipeline;
     QList<RouteSpec> routes;
     auto route = [&](const char *method, const char *pattern, QLatin1StringView needs,
-                     void (*fn)(Pipeline &, const ContextPtr &)) {
+                     void (*fn)(const ServerScope &, const ContextPtr &)) {
         RouteSpec r;
         r.method = method;
         r.pattern = QLatin1String(pattern);
-        r.family = QStringLiteral("control");
         r.auth = AuthMode::ControlToken;
         r.scope = needs;
         r.bucket = QStringLiteral("control");
-        r.handler = [&p, fn](const ContextPtr &ctx) { fn(p, ctx); };
+        r.handler = [&scope, fn](const ContextPtr &ctx) { fn(scope, ctx); };
         routes.append(std::move(r));
     };
     route("GET", "/api/v1/credits/balance", Scopes::CreditsRead, balance);

@@ -131,14 +131,20 @@ void DecisionsFamily::link(const QList<ServiceFamily *> &families)
                                   "not have"));
 }
 
+QList<RateBucket> DecisionsFamily::rateBuckets() const
+{
+    // Shared with chat completions (the text gateway registers it with the same limit).
+    return {{QStringLiteral("chat"), 60}};
+}
+
 QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent);
+    auto *client = new UpstreamClient(scope.parent());
     // The chat evaluator's calls go through a gateway of their own on this server's thread,
     // over the gateway family's registry (its providers, catalog and keys in rotation).
     OverChat overChat;
     if (m_gateway) {
-        auto *gateway = new Gateway(m_gateway->registry(), m_maxStreamBuffer, scope.parent);
+        auto *gateway = new Gateway(m_gateway->registry(), m_maxStreamBuffer, scope.parent());
         overChat = [this, gateway](const ContextPtr &ctx, const QJsonObject &body,
                                    const QString &notDecisions) {
             evaluateOverChat(m_config.chatEvaluator, m_gateway->minimumReservation(), *gateway, ctx,
@@ -150,7 +156,6 @@ QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
         RouteSpec r;
         r.method = "POST";
         r.pattern = QLatin1String(path);
-        r.family = QStringLiteral("decisions");
         r.auth = AuthMode::ApiKey;
         r.bucket = QStringLiteral("chat"); // shared with chat completions (spec 4.4)
         r.bodyLimit = 1024 * 1024;

@@ -28,6 +28,7 @@ public:
     // build without it.
     void link(const QList<ServiceFamily *> &families) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
+    QList<RateBucket> rateBuckets() const override;
     QJsonArray models() const override;
 
     const DecisionsConfig &config() const { return m_config; }

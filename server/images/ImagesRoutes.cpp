@@ -6,7 +6,7 @@
 #include "ImageRequests.h"
 #include "ImagesFamily.h"
 #include "Money.h"
-#include "Pipeline.h"
+#include "RequestContext.h"
 #include "upstream/GuardedFetch.h"
 
 #include <QDateTime>
@@ -58,14 +58,14 @@ ImageRequests::LinkMaker linkMaker(const ImagesFamily &family, const Task &task)
 class ImagesServer : public QObject
 {
 public:
-    ImagesServer(ImagesFamily &family, Pipeline &pipeline, QObject *parent)
-        : QObject(parent), m_family(family), m_pipeline(pipeline), m_fetch(new GuardedFetch(this))
+    ImagesServer(ImagesFamily &family, const ServerScope &host)
+        : QObject(host.parent()), m_family(family), m_host(host), m_fetch(new GuardedFetch(this))
     {
         connect(family.events(), &ImagesEvents::taskEnded, this, &ImagesServer::ended);
         // A task's end released its hold: this server's gate counts the balance it left.
         connect(family.events(), &ImagesEvents::balanceCommitted, this,
                 [this](qint64 account, qint64 balance, qint64 ledgerId) {
-                    m_pipeline.credits().noteBalance(account, balance, ledgerId);
+                    m_host.noteBalance(account, balance, ledgerId);
                 });
     }
 
@@ -86,7 +86,7 @@ private:
     void ended(const QString &taskId);
 
     ImagesFamily &m_family;
-    Pipeline &m_pipeline;
+    const ServerScope &m_host;
     GuardedFetch *m_fetch;
     QMultiHash<QString, Waiter> m_waiters;
 };
@@ -174,8 +174,8 @@ void ImagesServer::create(const ContextPtr &ctx, const ImageRequest &req, bool a
             // goes (when it answers): no request is admitted in between on the balance from
             // before the hold.
             if (r.value.status == ChargeResult::Status::Committed && r.value.entry.id) {
-                m_pipeline.credits().noteBalance(r.value.entry.accountId,
-                                                 r.value.entry.balanceAfter, r.value.entry.id);
+                m_host.noteBalance(r.value.entry.accountId, r.value.entry.balanceAfter,
+                                   r.value.entry.id);
                 // The durable hold stands in for the one in memory from now on: a synchronous
                 // request waiting for its images must not count them twice.
                 ctx->releaseHold();
@@ -331,14 +331,13 @@ void ImagesServer::file(const ContextPtr &ctx)
 
 QList<RouteSpec> imagesRoutes(ImagesFamily &family, const ServerScope &scope)
 {
-    auto *server = new ImagesServer(family, scope.pipeline, scope.parent);
+    auto *server = new ImagesServer(family, scope);
     QList<RouteSpec> routes;
     auto route = [&](const char *method, const char *pattern, AuthMode auth,
                      void (ImagesServer::*fn)(const ContextPtr &)) {
         RouteSpec r;
         r.method = method;
         r.pattern = QLatin1String(pattern);
-        r.family = QStringLiteral("images");
         r.auth = auth;
         r.bucket = QStringLiteral("images");
         r.handler = [server, fn](const ContextPtr &ctx) { (server->*fn)(ctx); };

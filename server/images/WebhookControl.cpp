@@ -4,7 +4,7 @@
 #include "DatabaseService.h"
 #include "ImagesFamily.h"
 #include "ImagesRoutes.h"
-#include "Pipeline.h"
+#include "RequestContext.h"
 #include "WebhookDispatcher.h"
 
 #include <QDateTime>
@@ -198,7 +198,7 @@ void secretRemove(ImagesFamily &f, QObject *home, const ContextPtr &ctx)
 
 QList<RouteSpec> webhookControlRoutes(ImagesFamily &family, const ServerScope &scope)
 {
-    QObject *home = scope.parent; // answers are made on the server's thread
+    QObject *home = scope.parent(); // answers are made on the server's thread
     QList<RouteSpec> routes;
     auto route = [&](const char *method, const char *pattern, QLatin1StringView scope,
                      void (*fn)(ImagesFamily &, QObject *, const ContextPtr &)) {

@@ -1,6 +1,7 @@
 #include "GatewayCall.h"
 
 #include "Gateway.h"
+#include "MessagesEnvelope.h"
 #include "upstream/ProviderAuth.h"
 
 #include <QJsonDocument>
@@ -300,7 +301,7 @@ void GatewayCall::fail(int status, const QString &message, HttpHeaders extra)
         status, "application/json",
         ErrorEnvelope::body(style, status, message,
                             status == 502 || status == 504
-                                ? (style == ErrorStyle::Messages ? QStringLiteral("api_error")
+                                ? (style == messagesErrorStyle() ? QStringLiteral("api_error")
                                                                  : QStringLiteral("upstream_error"))
                                 : QString()),
         std::move(extra));

@@ -4,6 +4,7 @@
 #include "Gateway.h"
 #include "gateway/GatewayTables.h"
 #include "GatewayRoutes.h"
+#include "MessagesEnvelope.h"
 #include "Money.h"
 #include "ProviderRegistry.h"
 #include "ProvidersControl.h"
@@ -48,7 +49,13 @@ QStringList GatewayFamily::scopes() const
 
 QList<ErrorPrefix> GatewayFamily::errorPrefixes() const
 {
-    return {{QStringLiteral("/v1/messages"), ErrorStyle::Messages}};
+    return {{QStringLiteral("/v1/messages"), messagesErrorStyle()}};
+}
+
+QList<RateBucket> GatewayFamily::rateBuckets() const
+{
+    // Chat completions' bucket, shared with the decisions family's routes.
+    return {{QStringLiteral("chat"), 60}};
 }
 
 void GatewayFamily::start(DatabaseService &db)
@@ -80,9 +87,9 @@ QJsonArray GatewayFamily::models() const
 
 QList<RouteSpec> GatewayFamily::routes(const ServerScope &scope)
 {
-    auto *gateway = new Gateway(*m_registry, m_maxStreamBuffer, scope.parent);
+    auto *gateway = new Gateway(*m_registry, m_maxStreamBuffer, scope.parent());
     QList<RouteSpec> routes = gatewayRoutes(*gateway, m_minimumReservation);
-    routes.append((new ProvidersControl(*m_registry, scope.parent))->routes());
+    routes.append((new ProvidersControl(*m_registry, scope.parent()))->routes());
     return routes;
 }
 

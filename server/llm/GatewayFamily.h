@@ -37,6 +37,7 @@ public:
     QList<Migrations::Component> migrations() const override;
     QStringList scopes() const override;
     QList<ErrorPrefix> errorPrefixes() const override;
+    QList<RateBucket> rateBuckets() const override;
     void start(DatabaseService &db) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
     QJsonArray models() const override;

@@ -3,6 +3,7 @@
 #include "CostBound.h"
 #include "Gateway.h"
 #include "GatewayCall.h"
+#include "MessagesEnvelope.h"
 #include "ProviderRegistry.h"
 #include "RequestValidation.h"
 
@@ -111,6 +112,6 @@ QList<RouteSpec> gatewayRoutes(Gateway &gateway, qint64 minimumReservation)
     route("/v1/chat/completions", Protocol::Chat, "chat");
     route("/v1/responses", Protocol::Responses, "responses");
     route("/v1/messages", Protocol::Messages, "messages");
-    routes.last().errorStyle = ErrorStyle::Messages;
+    routes.last().errorStyle = messagesErrorStyle();
     return routes;
 }

@@ -235,15 +235,14 @@ void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
 
 QList<RouteSpec> extractRoutes(SocialFamily &family, const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent);
-    auto *fetch = new GuardedFetch(scope.parent);
+    auto *client = new UpstreamClient(scope.parent());
+    auto *fetch = new GuardedFetch(scope.parent());
     RouteSpec r;
     r.method = "GET";
     r.pattern = QStringLiteral("/v1/social-media/video/extract");
-    r.family = QStringLiteral("social");
     r.auth = AuthMode::ApiKey;
     r.bucket = QStringLiteral("social");
-    r.errorStyle = ErrorStyle::Social;
+    r.errorStyle = SocialFamily::errorStyle();
     r.head = false; // an upstream call and a charge for an answer without its content
     r.handler = [&family, client, fetch](const ContextPtr &ctx) {
         extract(family, client, fetch, ctx);

@@ -1,5 +1,6 @@
 #include "SocialFamily.h"
 
+#include "CompactJson.h"
 #include "ControlApi.h"
 #include "DatabaseService.h"
 #include "social/SocialStore.h"
@@ -7,6 +8,29 @@
 #include "SocialRoutes.h"
 
 #include <QJsonArray>
+#include <QJsonObject>
+
+namespace {
+
+// {"error":{"message","type"}}: invalid_request_error, or server_error from 500 up.
+class SocialEnvelope final : public ErrorEnvelopeWriter
+{
+public:
+    SocialEnvelope() : ErrorEnvelopeWriter({}, "invalid_request_error", "server_error") {}
+    QByteArray body(const ErrorFields &e) const override
+    {
+        return CompactJson::encode(
+            QJsonObject{{"error", QJsonObject{{"message", e.message}, {"type", e.type}}}});
+    }
+};
+
+} // namespace
+
+ErrorStyle SocialFamily::errorStyle()
+{
+    static const SocialEnvelope envelope;
+    return ErrorStyle(envelope);
+}
 
 SocialFamily::SocialFamily() : m_config(SocialConfig::defaults()) {}
 
@@ -35,7 +59,13 @@ QStringList SocialFamily::scopes() const
 
 QList<ErrorPrefix> SocialFamily::errorPrefixes() const
 {
-    return {{QStringLiteral("/v1/social-media"), ErrorStyle::Social}};
+    return {{QStringLiteral("/v1/social-media"), errorStyle()}};
+}
+
+QList<RateBucket> SocialFamily::rateBuckets() const
+{
+    // The upstream's own limit is about 10 requests a second.
+    return {{QStringLiteral("social"), 600}};
 }
 
 void SocialFamily::start(DatabaseService &db)

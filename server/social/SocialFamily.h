@@ -30,10 +30,13 @@ public:
     QList<Migrations::Component> migrations() const override;
     QStringList scopes() const override;
     QList<ErrorPrefix> errorPrefixes() const override;
+    QList<RateBucket> rateBuckets() const override;
     void start(DatabaseService &db) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
     void stop() override;
 
+    // The social-data error envelope of its routes and of unclaimed paths under its prefix.
+    static ErrorStyle errorStyle();
     const SocialConfig &config() const { return m_config; }
     KeyRotation &keys() { return m_keys; }
     // The response cache, or null when it is off.

@@ -248,18 +248,17 @@ void catalogRefresh(SocialFamily &family, QObject *home, const ContextPtr &ctx)
 
 QList<RouteSpec> socialRoutes(SocialFamily &family, const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent);
-    QObject *home = scope.parent;
+    auto *client = new UpstreamClient(scope.parent());
+    QObject *home = scope.parent();
     QList<RouteSpec> routes;
     for (const char *method : {"GET", "POST"}) {
         RouteSpec r;
         r.method = method;
         r.pattern = kDataPrefix + QStringLiteral("{action+}");
-        r.family = QStringLiteral("social");
         r.auth = AuthMode::ApiKey;
         r.bucket = QStringLiteral("social");
         r.bodyLimit = kMaxBodyBytes;
-        r.errorStyle = ErrorStyle::Social;
+        r.errorStyle = SocialFamily::errorStyle();
         r.head = false; // an upstream call and a charge for an answer without its content
         r.handler = [&family, client, home](const ContextPtr &ctx) {
             relayAction(family, client, home, ctx);

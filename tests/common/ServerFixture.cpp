@@ -3,12 +3,16 @@
 #include "Pipeline.h"
 
 ServerFixture::ServerFixture(const QString &backend, ServerSettings settings,
-                             std::function<void(Pipeline &)> routes)
+                             std::function<void(Pipeline &)> routes, FamilyList extra)
     : m_db(backend)
 {
     if (!m_db.ready())
         return;
-    m_services = std::make_unique<Services>(std::move(settings), m_db.config());
+    FamilyList families = createFamilies();
+    for (auto &f : extra)
+        families.push_back(std::move(f));
+    m_services =
+        std::make_unique<Services>(std::move(settings), m_db.config(), std::move(families));
     m_services->start();
     if (routes)
         m_services->host()->addRoutes(routes);

@@ -13,13 +13,14 @@ class Pipeline;
 
 // A real server on 127.0.0.1 and an ephemeral port, on its own thread, over a test database:
 // the program's own wiring (Services) with every family, configured from settings (family
-// sections in settings.familySections), plus any extra routes a test installs.
+// sections in settings.familySections), plus any extra routes a test installs and any
+// families of its own (after the build's, registered as they would be).
 class ServerFixture
 {
 public:
     explicit ServerFixture(const QString &backend,
                            ServerSettings settings = ServerSettings::defaults(),
-                           std::function<void(Pipeline &)> routes = {});
+                           std::function<void(Pipeline &)> routes = {}, FamilyList extra = {});
     ~ServerFixture();
     bool ready() const { return m_ready; }
     QString skipReason() const { return m_db.skipReason(); }

@@ -21,10 +21,10 @@ namespace {
 
 constexpr qint64 kAddressPrice = 100'000; // 0.0001 credits a request
 
-using Metrics = QHash<QByteArray, QByteArray>;
+using MetricsPage = QHash<QByteArray, QByteArray>;
 
 // How far a counter moved from one /metrics page to a later one; `kind` its label, if any.
-qint64 moved(const Metrics &before, const Metrics &after, const char *name,
+qint64 moved(const MetricsPage &before, const MetricsPage &after, const char *name,
              const char *kind = nullptr)
 {
     const QByteArray series =
@@ -90,7 +90,7 @@ void TestImagesMoney::holdAndChargeLive()
     LiveModels live(f.service());
     QTRY_VERIFY(live.isLoaded());
     QCOMPARE(live.ledger.rowCount(), 1);
-    const Metrics before = metricsPage(f.port());
+    const MetricsPage before = metricsPage(f.port());
     QVERIFY(before.contains("switchyard_ledger_entries_total{kind=\"charge\"}"));
 
     const HttpReply r = post(f, {{"prompt", "two lanterns"}, {"n", 2}}, key);
@@ -128,7 +128,7 @@ void TestImagesMoney::holdAndChargeLive()
     QCOMPARE(cost, 2 * kPrice);
 
     // /metrics counts the hold and the charge, the release, and both usage records.
-    Metrics after;
+    MetricsPage after;
     QTRY_VERIFY(moved(before, after = metricsPage(f.port()), "switchyard_usage_records_total") ==
                 2);
     QCOMPARE(moved(before, after, "switchyard_ledger_entries_total", "charge"), 2);
@@ -192,7 +192,7 @@ void TestImagesMoney::failedTaskGivesAllBack()
     const QByteArray key = f.fundedKey(kCredit);
     LedgerModel ledger(f.service());
     QTRY_VERIFY(ledger.isLoaded());
-    const Metrics before = metricsPage(f.port());
+    const MetricsPage before = metricsPage(f.port());
     const HttpReply r = post(f, {{"prompt", "a storm [fake fault=500]"}, {"n", 3}}, key);
     QCOMPARE(r.status, 502);
     const QString id = r.json().value("id").toString();
@@ -208,7 +208,7 @@ void TestImagesMoney::failedTaskGivesAllBack()
     QTRY_COMPARE(ledger.balance(), kCredit);
     QCOMPARE(balance(f), kCredit);
     QCOMPARE(count(f, "SELECT COUNT(*) FROM usage_records WHERE cost > 0"), 0);
-    const Metrics after = metricsPage(f.port());
+    const MetricsPage after = metricsPage(f.port());
     QCOMPARE(moved(before, after, "switchyard_credits_units_total", "charge"), 3 * kPrice);
     QCOMPARE(moved(before, after, "switchyard_credits_units_total", "refund"), 3 * kPrice);
 }

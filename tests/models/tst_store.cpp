@@ -1,4 +1,6 @@
+#include "address/AddressTables.h"
 #include "DatabaseService.h"
+#include "gateway/GatewayTables.h"
 #include "Migrations.h"
 #include "Secrets.h"
 #include "Store.h"
@@ -13,6 +15,18 @@
 class TestStore : public QObject
 {
     Q_OBJECT
+
+    // A database migrated to core step 1 (the old core's tables) made to look as the code
+    // before components left it: no schema_components, and schema_migrations with `rows`
+    // (version, applied_ms).
+    static bool backToLegacy(QSqlQuery &q, const char *rows)
+    {
+        return q.exec(QStringLiteral("DROP TABLE schema_components")) &&
+               q.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY "
+                                     "KEY, applied_ms BIGINT NOT NULL)")) &&
+               q.exec(QStringLiteral("INSERT INTO schema_migrations VALUES ") +
+                      QLatin1String(rows));
+    }
 
     static Store open(const TestDatabase &t)
     {
@@ -84,23 +98,67 @@ private slots:
         QSqlQuery q(db);
         // What the old code left: the core's first step and version rows 1 and 2.
         Migrations::apply(db, t.config().kind(), {}, 1);
-        QVERIFY(q.exec(QStringLiteral("DROP TABLE schema_components")));
         QVERIFY(q.exec(QStringLiteral("CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY, "
                                       "body TEXT NOT NULL, fetched_ms BIGINT NOT NULL)")));
-        QVERIFY(q.exec(QStringLiteral("CREATE TABLE schema_migrations (version INTEGER PRIMARY "
-                                      "KEY, applied_ms BIGINT NOT NULL)")));
-        QVERIFY(q.exec(QStringLiteral("INSERT INTO schema_migrations VALUES (1, 0), (2, 0)")));
+        QVERIFY(backToLegacy(q, "(1, 0), (2, 0)"));
+        // Each component says which legacy version stood for its step 1.
         const Migrations::Component gateway{
             QStringLiteral("gateway"),
-            {{"CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY)"}}}; // would fail if rerun
-        const Migrations::Component address{QStringLiteral("address"),
-                                            {{"CREATE TABLE address_probe (id {ID})"}}};
+            {{"CREATE TABLE catalog_cache (provider TEXT PRIMARY KEY)"}}, // would fail if rerun
+            2};
+        const Migrations::Component address{
+            QStringLiteral("address"), {{"CREATE TABLE address_probe (id {ID})"}}, 3};
         QCOMPARE(Migrations::apply(db, t.config().kind(), {gateway, address}),
                  Migrations::latestVersion({gateway, address}));
         QVERIFY(db.tables().contains(QStringLiteral("address_probe"))); // 3 was not applied
         QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM accounts WHERE name = 'default'")));
         QVERIFY(q.next());
         QCOMPARE(q.value(0).toInt(), 1);
+    }
+
+    // The families' real components on a database the previous schema made (legacy versions
+    // 1, 2 and 3: the core, the gateway's and the address family's first steps): a program
+    // with only some of the families (the address import's) adopts what it knows; the one with
+    // all of them adopts the rest later, and no first step runs twice (each would fail: its
+    // CREATE TABLE has no IF NOT EXISTS). Every later step is applied once.
+    void legacyComponentsAdoptedWhenFirstMigrated_data() { addBackendRows(); }
+    void legacyComponentsAdoptedWhenFirstMigrated()
+    {
+        SY_OPEN_DB(t);
+        QSqlDatabase db = t.config().open(QStringLiteral("test"));
+        QSqlQuery q(db);
+        const Migrations::Component gateway = GatewayTables::migrations();
+        const Migrations::Component address = AddressTables::migrations();
+        QCOMPARE(gateway.legacyVersion, 2);
+        QCOMPARE(address.legacyVersion, 3);
+        auto firstStep = [](Migrations::Component c) {
+            c.steps = {c.steps.first()};
+            return c;
+        };
+        // What the old code left: each component's first step and version rows 1 to 3.
+        Migrations::apply(db, t.config().kind(), {firstStep(gateway), firstStep(address)}, 1);
+        QVERIFY(backToLegacy(q, "(1, 0), (2, 0), (3, 0)"));
+        auto versionOf = [&q](const char *component) {
+            q.exec(QStringLiteral("SELECT COALESCE(MAX(version), 0) FROM schema_components "
+                                  "WHERE component = '%1'")
+                       .arg(QLatin1String(component)));
+            return q.next() ? q.value(0).toInt() : -1;
+        };
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {address}),
+                 Migrations::latestVersion({address}));
+        QCOMPARE(versionOf("address"), int(address.steps.size()));
+        QCOMPARE(versionOf("gateway"), 0); // not known to that program: not touched
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {gateway, address}),
+                 Migrations::latestVersion({gateway, address}));
+        QCOMPARE(versionOf("gateway"), int(gateway.steps.size()));
+        QCOMPARE(versionOf("core"), int(Migrations::coreComponent().steps.size()));
+        QVERIFY(q.exec(QStringLiteral("SELECT COUNT(*) FROM change_counters WHERE topic = "
+                                      "'catalogs'"))); // the gateway's step 2 ran
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        // Once more: nothing left to apply, nothing fails.
+        QCOMPARE(Migrations::apply(db, t.config().kind(), {gateway, address}),
+                 Migrations::latestVersion({gateway, address}));
     }
 
     // Core step 4 rebuilds SQLite's ledger with its kind check as comparisons (an IN list cost a

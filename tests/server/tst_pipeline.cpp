@@ -1,11 +1,14 @@
 #include "DbWorker.h"
+#include "MessagesEnvelope.h"
 #include "Pipeline.h"
 #include "ServerFixture.h"
+#include "SocialFamily.h"
 #include "UsageMeters.h"
 
 #include <atomic>
 #include <QDeadlineTimer>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTest>
@@ -125,6 +128,65 @@ int dropServerConnections(Store &store)
         return -1;
     }
     return q.value(0).toInt();
+}
+
+// A family of the tests' own: an error envelope, a prefix and a rate-limit bucket with its
+// default limit, registered as any family's are, and one route in them.
+class ProbeEnvelope final : public ErrorEnvelopeWriter
+{
+public:
+    ProbeEnvelope()
+        : ErrorEnvelopeWriter({{404, "probe_404"}, {405, "probe_405"}, {429, "probe_429"}},
+                              "probe_4xx", "probe_5xx")
+    {
+    }
+    QByteArray body(const ErrorFields &e) const override
+    {
+        return QJsonDocument(QJsonObject{{"probe_error", QJsonObject{{"status", e.status},
+                                                                     {"kind", e.type},
+                                                                     {"text", e.message}}}})
+            .toJson(QJsonDocument::Compact);
+    }
+    void addHeaders(const QByteArray &requestId, HttpHeaders *headers) const override
+    {
+        headers->append({"Probe-Request-Id", requestId});
+    }
+};
+
+class ProbeFamily final : public ServiceFamily
+{
+public:
+    static ErrorStyle style()
+    {
+        static const ProbeEnvelope envelope;
+        return ErrorStyle(envelope);
+    }
+    QString name() const override { return QStringLiteral("probe"); }
+    QList<ErrorPrefix> errorPrefixes() const override
+    {
+        return {{QStringLiteral("/v1/probe"), style()}};
+    }
+    QList<RateBucket> rateBuckets() const override { return {{QStringLiteral("probe"), 2}}; }
+    QList<RouteSpec> routes(const ServerScope &) override
+    {
+        RouteSpec r;
+        r.method = "POST";
+        r.pattern = QStringLiteral("/v1/probe/echo");
+        r.bucket = QStringLiteral("probe");
+        r.errorStyle = style();
+        r.handler = [](const ContextPtr &ctx) {
+            if (ctx->jsonBody())
+                ctx->respondJson(200, QJsonObject{{"family", ctx->route()->family}});
+        };
+        return {r};
+    }
+};
+
+FamilyList probeFamily()
+{
+    FamilyList list;
+    list.push_back(std::make_unique<ProbeFamily>());
+    return list;
 }
 
 } // namespace
@@ -956,14 +1018,14 @@ private slots:
             r.pattern = QStringLiteral("/v1/test/envelope");
             r.family = QStringLiteral("test");
             r.auth = AuthMode::ApiKey;
-            r.errorStyle = ErrorStyle::Messages;
+            r.errorStyle = messagesErrorStyle();
             r.handler = [](const ContextPtr &ctx) {
                 if (ctx->jsonBody())
                     ctx->respondError(400, QStringLiteral("bad value"), {}, QStringLiteral("x"));
             };
             p.addRoute(r);
-            p.addErrorPrefix(QStringLiteral("/v1/test/social"), ErrorStyle::Social);
-            p.addErrorPrefix(QStringLiteral("/v1/test/social/deeper"), ErrorStyle::Messages);
+            p.addErrorPrefix(QStringLiteral("/v1/test/social"), SocialFamily::errorStyle());
+            p.addErrorPrefix(QStringLiteral("/v1/test/social/deeper"), messagesErrorStyle());
         };
         ServerFixture f(QStringLiteral("sqlite"), ServerSettings::defaults(), install);
         QVERIFY(f.ready());
@@ -1008,6 +1070,77 @@ private slots:
         QVERIFY2(isOpenAI(r), r.body.constData());
         r = f.client().get("/v1/unknown");
         QVERIFY2(isOpenAI(r), r.body.constData());
+    }
+    // A family registers its envelope, its prefix and its bucket with a default limit, and
+    // nothing else in the core names it: unclaimed paths under its prefix answer in its
+    // envelope (with the header it adds), its route is labelled with its name, and its bucket
+    // limits its route at the registered default unless the configuration sets the bucket; a
+    // tier configured without it gets the default too. On both databases: on PostgreSQL the
+    // limit is the shared one.
+    void familyRegistersEnvelopeAndBucket_data() { addBackendRows(); }
+    void familyRegistersEnvelopeAndBucket()
+    {
+        // The type is the envelope's default for the status: its own for 404, 405 and 429,
+        // its 4xx fallback for the rest.
+        auto isProbe = [](const HttpReply &r, int status) {
+            const QJsonObject e = r.json().value("probe_error").toObject();
+            const QString type = status == 404 || status == 405 || status == 429
+                                     ? QStringLiteral("probe_%1").arg(status)
+                                     : QStringLiteral("probe_4xx");
+            return r.json().size() == 1 && e.value("status").toInt() == status &&
+                   e.value("kind").toString() == type && !r.header("Probe-Request-Id").isEmpty() &&
+                   r.header("Probe-Request-Id") == r.header("X-Request-Id");
+        };
+        {
+            SY_START_SERVER(f, ServerSettings::defaults(), {}, probeFamily());
+            const QByteArray key = f.fundedKey(1000);
+            HttpReply r = f.client().get("/v1/probe/nothing/here", key);
+            QCOMPARE(r.status, 404);
+            QVERIFY2(isProbe(r, 404), r.body.constData());
+            r = f.client().get("/v1/probe");
+            QVERIFY2(isProbe(r, 404), r.body.constData());
+            r = f.client().get("/v1/probes"); // beside the prefix: the core's envelope
+            QVERIFY2(r.json().value("error").toObject().contains("param"), r.body.constData());
+            QVERIFY(r.header("Probe-Request-Id").isEmpty());
+            r = f.client().get("/v1/probe/echo", key);
+            QCOMPARE(r.status, 405);
+            QVERIFY2(isProbe(r, 405), r.body.constData());
+            r = f.client().postJson("/v1/probe/echo", "{}");
+            QCOMPARE(r.status, 401);
+            QVERIFY2(isProbe(r, 401), r.body.constData());
+            for (int i = 0; i < 2; ++i) {
+                r = f.client().postJson("/v1/probe/echo", "{}", key);
+                QCOMPARE(r.status, 200);
+                QCOMPARE(r.json().value("family").toString(), QStringLiteral("probe"));
+                QCOMPARE(r.header("X-RateLimit-Limit"), QByteArray("2"));
+                QCOMPARE(r.header("Probe-Request-Id"), r.header("X-Request-Id"));
+            }
+            r = f.client().postJson("/v1/probe/echo", "{}", key);
+            QCOMPARE(r.status, 429);
+            QVERIFY2(isProbe(r, 429), r.body.constData());
+            QVERIFY(!r.header("Retry-After").isEmpty());
+        }
+        {
+            ServerSettings s = ServerSettings::defaults();
+            s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("probe"), 3);
+            s.tiers.insert(QStringLiteral("gold"),
+                           RateTier{{{QStringLiteral("default"), 100}}}); // no probe bucket
+            SY_START_SERVER(f, s, {}, probeFamily());
+            const QByteArray key = f.fundedKey(1000);
+            for (int i = 0; i < 3; ++i)
+                QCOMPARE(f.client().postJson("/v1/probe/echo", "{}", key).status, 200);
+            HttpReply r = f.client().postJson("/v1/probe/echo", "{}", key);
+            QCOMPARE(r.status, 429);
+            QCOMPARE(r.header("X-RateLimit-Limit"), QByteArray("3"));
+            const QByteArray gold =
+                f.store()
+                    .createApiKey(f.store().defaultAccountId(), QStringLiteral("gold"),
+                                  QStringLiteral("gold"))
+                    .secret.toLatin1();
+            r = f.client().postJson("/v1/probe/echo", "{}", gold);
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.header("X-RateLimit-Limit"), QByteArray("2"));
+        }
     }
 };
 
