@@ -9,7 +9,7 @@
 class AddressEngine;
 class QObject;
 
-// The Chinese address services (spec 4.7) as a service family; server/address/README.md has
+// The Chinese address services as a service family; server/address/README.md has
 // every endpoint's shapes, the configuration, the billing rule, the tables and the commands.
 //   config     the "address" section: price_per_request (credits, default "0.0001"),
 //              reload_seconds (default 30; 0: only at start; fractions allowed), warm_up

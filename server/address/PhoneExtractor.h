@@ -4,7 +4,7 @@
 #include <QString>
 
 // Phone numbers in free Chinese text, for the offline address engine (POST
-// /v1/address/extract-phone, spec section 4.7: {phone_extract: [{start, end, word}]}). A plain
+// /v1/address/extract-phone: {phone_extract: [{start, end, word}]}). A plain
 // library: no HTTP, no I/O, no regular expressions; one linear scan per call, stateless and
 // thread-safe.
 //

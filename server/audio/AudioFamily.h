@@ -9,7 +9,7 @@
 
 class AudioWorkers;
 
-// Audio (spec 4.5, 4.6) as a service family; server/audio/README.md has every shape, the
+// Audio (transcription and speech) as a service family; server/audio/README.md has every shape, the
 // configuration, the billing rules and the engines.
 //   config   the "audio" section (AudioConfig.h): providers, models, voices file, workers;
 //   routes   POST /v1/audio/transcriptions (multipart), POST /v1/audio/speech (JSON, or

@@ -6,7 +6,7 @@
 #include <QByteArray>
 #include <QString>
 
-// The transcription answer in the five formats of the contract (spec 2.5), matching OpenAI's
+// The transcription answer in its five formats (server/audio/README.md), matching OpenAI's
 // shapes where the contract is silent. Pure functions: server/audio/README.md shows each shape.
 namespace TranscriptFormat {
 

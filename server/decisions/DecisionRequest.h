@@ -6,7 +6,7 @@
 #include <QJsonObject>
 #include <QString>
 
-// POST /v1/decisions (spec 4.4) as a client sends it, checked before any upstream call. Every
+// POST /v1/decisions as a client sends it, checked before any upstream call. Every
 // failure names the JSON path of the bad value in RequestError::param, e.g.
 // "questions.q1.criteria". Pure.
 //   model      a string (the catalog decides whether it exists);

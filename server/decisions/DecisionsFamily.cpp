@@ -157,7 +157,7 @@ QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
         r.method = "POST";
         r.pattern = QLatin1String(path);
         r.auth = AuthMode::ApiKey;
-        r.bucket = QStringLiteral("chat"); // shared with chat completions (spec 4.4)
+        r.bucket = QStringLiteral("chat"); // shared with chat completions
         r.bodyLimit = 1024 * 1024;
         r.handler = [this, client, overChat](const ContextPtr &ctx) {
             decide(*this, client, ctx, overChat);

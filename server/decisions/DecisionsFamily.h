@@ -5,7 +5,7 @@
 
 class GatewayFamily;
 
-// Typed decisions (spec 4.4) as a service family; server/decisions/README.md has the shapes,
+// Typed decisions as a service family; server/decisions/README.md has the shapes,
 // the validation, the configuration and the billing.
 //   config   the "decisions" section (DecisionsConfig.h): providers, models, prices, bounds;
 //   routes   POST /v1/decisions and its alias POST /api/alpha/decisions: one handler, the API

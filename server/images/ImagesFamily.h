@@ -28,7 +28,7 @@ signals:
     void balanceCommitted(qint64 accountId, qint64 balance, qint64 ledgerId);
 };
 
-// Image tasks (spec 4.9) and their webhook callbacks (spec 6.1) as a service family;
+// Image tasks and their webhook callbacks as a service family;
 // server/images/README.md has every shape, the states, the configuration and the tables.
 //   config   the "images" section (ImagesConfig.h);
 //   routes   POST/GET /v1/images/generations, GET /v1/images/files/{file} (signed links), and

@@ -6,7 +6,7 @@
 
 class Gateway;
 
-// POST /v1/chat/completions, /v1/responses and /v1/messages (spec 4.1 to 4.3): validated,
+// POST /v1/chat/completions, /v1/responses and /v1/messages: validated,
 // resolved to a provider by model, then a GatewayCall relays and bills them. Each holds its worst
 // case (CostBound::text, at least minimumReservation, the route's reservation) before its
 // upstream call: 402 when the available balance cannot cover it, 400 naming the field when its

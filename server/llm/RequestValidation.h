@@ -6,7 +6,7 @@
 #include <QJsonObject>
 #include <QString>
 
-// The contract's parameter rules for the three endpoints (spec 4.1 to 4.3). Each failure names
+// The parameter rules of the three endpoints (server/llm/README.md). Each failure names
 // the parameter (a 400 whose param is the parameter); fields the gateway does not check pass
 // through to the upstream unchanged.
 namespace RequestValidation {

@@ -9,7 +9,7 @@ SocialConfig SocialConfig::defaults()
     c.provider.name = QStringLiteral("tikhub");
     c.provider.baseUrl = QStringLiteral("https://api.tikhub.io");
     c.provider.totalTimeoutMs = kTimeoutMs;
-    c.price = Money::kUnitsPerCredit / 100; // USD 0.01 (spec 4.8)
+    c.price = Money::kUnitsPerCredit / 100; // USD 0.01 a call
     for (const char *off : {"tikhub", "health", "demo", "ios_shortcut", "temp_mail"})
         c.platforms.insert(QLatin1String(off), SocialPlatformRule{false, {}});
     return c;

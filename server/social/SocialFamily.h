@@ -11,7 +11,7 @@
 #include <QSet>
 #include <QThread>
 
-// Pass-through social-media data (spec 4.8, 4.9) as a service family; server/social/README.md
+// Pass-through social-media data and video extraction as a service family; server/social/README.md
 // has the routes, the errors, the billing, the catalog and the configuration.
 //   config   the "social" section (SocialConfig.h): the upstream, platforms, price, cache;
 //   tables   social_catalog (models/social/SocialStore.h): the last catalog that parsed;

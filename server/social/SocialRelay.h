@@ -22,7 +22,7 @@
 // the connection (the envelope's code already seen), not when none did. Nothing is billed
 // otherwise. Errors before the answer starts, in the social
 // envelope: timeout 504 "Upstream request timed out", unreachable 503 "Failed to reach
-// upstream service" (spec 7); the upstream refusing Switchyard's key 502. A key answering 429
+// upstream service" (server/social/README.md); the upstream refusing Switchyard's key 502. A key answering 429
 // or 5xx rests and the call is made once more with another key, if there is one. After the
 // answer started, a failure drops the connection (the body is visibly cut, never ended).
 class DatabaseService;

@@ -71,7 +71,7 @@ class TestAddressApi : public QObject
 private slots:
     void everyEndpointIsServed()
     {
-        // The sixteen of the contract (spec 4.7).
+        // The sixteen endpoints (server/address/README.md).
         QCOMPARE(AddressApi::endpoints().size(), 16);
         const AddressApi::Reply r = AddressApi::call(engine(), QStringLiteral("teleport"), {});
         QCOMPARE(r.status, 404);

@@ -1,4 +1,4 @@
-// Webhook delivery (spec 6.1) end to end: image tasks with a callbackUrl on an HTTPS receiver
+// Webhook delivery end to end: image tasks with a callbackUrl on an HTTPS receiver
 // on loopback (a certificate made by the test, trusted through the fetch policy's ca_file;
 // loopback allowed by the explicit allow_cidrs test setting). Success at once, 500 three times
 // then 200 (exactly four attempts on the schedule), a receiver that never answers (six

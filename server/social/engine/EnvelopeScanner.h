@@ -6,7 +6,7 @@
 
 // Finds the envelope's top-level "code" in a JSON answer that streams past in pieces, without
 // holding the answer: the social pass-through bills only when the upstream's envelope says
-// success (spec 2.6: code 200 or 0), and relays the bytes as they come. Untrusted input: any
+// success (code 200 or 0), and relays the bytes as they come. Untrusted input: any
 // bytes, any split, never reads outside the piece it is given (tests/social/fuzz_social_engine).
 //
 // The scanner checks the whole answer as JSON while following strings (escapes included),
