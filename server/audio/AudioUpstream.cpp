@@ -34,13 +34,14 @@ AudioUpstream::CallPtr AudioUpstream::post(const AudioProvider &provider, const 
                                            const QByteArray &contentType, const QByteArray &body,
                                            Done done)
 {
-    ProviderPost::Request request;
+    ProviderCall::Request request;
     request.url = provider.baseUrl.toUtf8() + path;
-    request.contentType = contentType;
+    request.headers = {"Content-Type: " + contentType};
     request.body = body;
     request.configPath = QStringLiteral("audio.providers");
     request.maxAnswerBytes = kMaxAnswerBytes;
-    return ProviderPost::start(*m_client, m_keys, provider, std::move(request), std::move(done));
+    request.maxKeys = 2;
+    return ProviderCall::start(*m_client, m_keys, provider, std::move(request), std::move(done));
 }
 
 // ---- bodies ----------------------------------------------------------------------------------

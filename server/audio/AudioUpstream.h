@@ -3,7 +3,7 @@
 #include "AudioConfig.h"
 #include "http/HttpHeaders.h"
 #include "TranscriptFormat.h"
-#include "upstream/ProviderPost.h"
+#include "upstream/ProviderCall.h"
 #include "upstream/UpstreamClient.h"
 
 #include <functional>
@@ -18,7 +18,7 @@ class KeyRotation;
 struct SpeechRequest;
 struct TranscriptionRequest;
 
-// What an upstream audio call came to (server/upstream/ProviderPost.h).
+// What an upstream audio call came to (server/upstream/ProviderCall.h).
 using AudioUpstreamAnswer = UpstreamAnswer;
 
 // The upstream audio providers of one server (server/audio/README.md, "Upstream providers"):
@@ -32,10 +32,10 @@ public:
     AudioUpstream(KeyRotation &keys, QObject *parent);
     ~AudioUpstream() override;
 
-    using CallPtr = ProviderPostPtr;
-    using Done = ProviderPost::Done;
+    using CallPtr = ProviderCallPtr;
+    using Done = ProviderCall::Done;
 
-    // POST {provider.baseUrl}{path} with `body` (ProviderPost: keys in rotation, one retry on
+    // POST {provider.baseUrl}{path} with `body` (ProviderCall: keys in rotation, one retry on
     // another key, errors mapped). `done` runs once on this thread, never after abort().
     CallPtr post(const AudioProvider &provider, const QByteArray &path,
                  const QByteArray &contentType, const QByteArray &body, Done done);
@@ -61,7 +61,7 @@ public:
     // transcript) when there is one, format wav, not streamed.
     static QByteArray fishSpeechJson(const QString &text, const QByteArray *referenceAudio);
     // The message of an upstream error body (fish-speech's message and detail included).
-    static QString errorMessage(const QByteArray &body) { return ProviderPost::errorMessage(body); }
+    static QString errorMessage(const QByteArray &body) { return ProviderCall::errorMessage(body); }
 
 private:
     KeyRotation &m_keys;

@@ -5,7 +5,7 @@
 #include "llm/GatewayFamily.h"
 #include "RequestContext.h"
 #include "upstream/JsonScan.h"
-#include "upstream/ProviderPost.h"
+#include "upstream/ProviderCall.h"
 #include "upstream/UpstreamClient.h"
 #include "UpstreamReply.h"
 
@@ -66,13 +66,14 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
                                      .arg(req->model));
     ctx->usage().model = req->model;
     ctx->reserve(*hold, [&family, client, ctx, provider = *provider, model = *model, upstreamBody] {
-        ProviderPost::Request post;
+        ProviderCall::Request post;
         post.url = provider.baseUrl.toUtf8() + provider.path.toUtf8();
-        post.contentType = "application/json";
+        post.headers = {"Content-Type: application/json"};
         post.body = upstreamBody;
         post.configPath = QStringLiteral("decisions.providers");
         post.maxAnswerBytes = kMaxAnswerBytes;
-        ProviderPost::start(
+        post.maxKeys = 2;
+        const ProviderCallPtr call = ProviderCall::start(
             *client, family.keys(), provider, std::move(post),
             [ctx, model](const UpstreamAnswer &a) {
                 if (ctx->clientGone()) // nothing delivered: nothing billed
@@ -104,6 +105,14 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
                     200, a.contentType.isEmpty() ? QByteArray("application/json") : a.contentType,
                     a.body);
             });
+        // A client that leaves stops the upstream call: nothing delivered, nothing billed.
+        ctx->exchange()->onClosed([weak = std::weak_ptr<RequestContext>(ctx), call] {
+            const ContextPtr gone = weak.lock(); // before abort() drops the call's hold on it
+            if (!gone || call->isFinished())
+                return;
+            call->abort();
+            gone->respondClientLeft();
+        });
     });
 }
 

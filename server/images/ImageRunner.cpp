@@ -30,7 +30,7 @@ template <class R> struct WithEntries
 struct ImageRunner::Running
 {
     ImageStore::Task task;
-    ProviderPostPtr call;
+    ProviderCallPtr call;
     QList<GuardedFetchCallPtr> downloads;
     int waiting = 0;                    // downloads not done yet
     QList<ImageStore::ImageFile> files; // one slot per upstream item; empty data: not produced
@@ -125,16 +125,17 @@ void ImageRunner::begin(const ImageStore::Task &task)
                                   .arg(running->task.model),
                               503, QStringLiteral("model_unavailable"));
             const ImageRequest req = ImageRequests::fromTask(running->task);
-            ProviderPost::Request post;
+            ProviderCall::Request post;
             post.url = provider->baseUrl.toUtf8() + "/images/generations";
-            post.contentType = "application/json";
+            post.headers = {"Content-Type: application/json"};
             post.body =
                 ImageRequests::upstreamBody(req, model->upstreamModel, provider->responseFormat);
             post.configPath = QStringLiteral("images.providers");
+            post.maxKeys = 2;
             // Ten base64 images of the largest accepted size, with room for the JSON.
             post.maxAnswerBytes = qMin<qint64>(c.maxImageBytes * 14, 1LL << 30);
             running->call =
-                ProviderPost::start(*m_client, m_family.keys(), *provider, std::move(post),
+                ProviderCall::start(*m_client, m_family.keys(), *provider, std::move(post),
                                     [this, id](const UpstreamAnswer &a) { answered(id, a); });
         });
 }

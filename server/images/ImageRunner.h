@@ -2,7 +2,7 @@
 
 #include "images/ImageStore.h"
 #include "upstream/GuardedFetch.h"
-#include "upstream/ProviderPost.h"
+#include "upstream/ProviderCall.h"
 
 #include <QHash>
 #include <QList>

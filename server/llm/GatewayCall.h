@@ -5,7 +5,7 @@
 #include "RequestContext.h"
 #include "SseParser.h"
 #include "upstream/KeyScrub.h"
-#include "upstream/UpstreamClient.h"
+#include "upstream/ProviderCall.h"
 
 #include <functional>
 #include <memory>
@@ -23,9 +23,10 @@ QByteArray path(Protocol p);
 QString endpointName(Protocol p);
 } // namespace LlmProtocol
 
-// One gateway request: the upstream call (with key rotation), the relay, billing, and what
+// One gateway request: the upstream call (ProviderCall: keys in rotation, retries before
+// anything reached the client, the upstream's failures mapped), the relay, billing, and what
 // happens when either side goes away.
-class GatewayCall : public std::enable_shared_from_this<GatewayCall>
+class GatewayCall : public ProviderCall::Receiver, public std::enable_shared_from_this<GatewayCall>
 {
 public:
     GatewayCall(Gateway &gateway, ContextPtr ctx, std::unique_ptr<Relay> relay, ResolvedModel model,
@@ -48,23 +49,21 @@ public:
 
     void keepAlive(qint64 now, int periodMs);
 
+    // ProviderCall::Receiver: a whole answer or a failure before any answer; a stream's start,
+    // its pieces and its end.
+    void answered(const UpstreamAnswer &answer) override;
+    void started(int status, const HttpHeaders &headers) override;
+    void received(const QByteArray &data) override;
+    void ended(UpstreamError error, const QString &message) override;
+
 private:
     const ProviderConfig &provider() const { return m_model.provider; }
 
-    void attempt(const QString &key);
-
-    void onHead(int status, const HttpHeaders &headers);
-
-    void onData(const QByteArray &data);
-
-    void onDone(UpstreamError error, const QString &message);
-
-    // Maps an upstream error status to the client's: the message where it is safe, never a key.
-    void upstreamError();
-
     QString scrub(const QString &text) const { return KeyScrub::scrub(text, provider().allKeys()); }
 
-    void fail(int status, const QString &message, HttpHeaders extra = {});
+    // Answers a failure in the route's envelope (Retry-After for a 429).
+    void fail(UpstreamAnswer failure);
+    void fail(int status, const QString &message, const QString &code = {});
 
     // Fills the usage record and cost from the relay. estimatedOk: a stream that did not
     // report usage is billed on an estimate (and marked so).
@@ -81,13 +80,7 @@ private:
     std::unique_ptr<Relay> m_relay;
     ResolvedModel m_model;
     QList<QByteArray> m_extraHeaders;
-    QStringList m_tried; // a few keys: a set would allocate room for 48 on its first insert
-    QString m_key;
-    UpstreamCallPtr m_call;
-    int m_status = 0;
-    HttpHeaders m_headers;
-    QByteArray m_body;
-    QByteArray m_errorBody;
+    ProviderCallPtr m_upstream;
     SseParser m_sse;
     qint64 m_lastWriteMs = 0;
     bool m_done = false;

@@ -79,6 +79,8 @@ public:
     // left. A key answering 429 or 5xx is rested for the provider's restMs.
     QString pickKey(const ProviderConfig &provider, const QStringList &tried);
     void restKey(const ProviderConfig &provider, const QString &key);
+    // The rotation itself, for the calls (ProviderCall) that pick and rest keys.
+    KeyRotation &keys() { return m_keys; }
 
     // Live catalogs: loads the database cache, then refreshes each catalog provider now and on
     // its timer. Call once, on the registry's thread. A catalog another instance (or process)

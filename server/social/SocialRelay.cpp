@@ -3,11 +3,10 @@
 #include "DatabaseService.h"
 #include "social/SocialStore.h"
 
-#include "upstream/KeyScrub.h"
-
 #include <algorithm>
 #include <bit>
 #include <QDateTime>
+#include <utility>
 
 namespace {
 
@@ -29,8 +28,6 @@ void SocialRelay::start(UpstreamClient &client, KeyRotation &keys, const SocialP
                         const ContextPtr &ctx, Request request)
 {
     std::shared_ptr<SocialRelay> self(new SocialRelay);
-    self->m_client = &client;
-    self->m_keys = &keys;
     self->m_provider = provider;
     self->m_ctx = ctx;
     self->m_request = std::move(request);
@@ -39,54 +36,35 @@ void SocialRelay::start(UpstreamClient &client, KeyRotation &keys, const SocialP
         if (auto relay = weak.lock())
             relay->clientLeft();
     });
-    self->attempt();
-}
-
-void SocialRelay::attempt()
-{
-    m_key = m_keys->pick(m_provider, m_tried);
-    if (!m_key.isEmpty() && !m_tried.contains(m_key))
-        m_tried.append(m_key);
-    UpstreamRequest req;
-    req.method = m_request.method;
-    req.url = m_request.url;
-    req.body = m_request.body;
+    ProviderCall::Request req;
+    req.method = self->m_request.method;
+    req.url = self->m_request.url;
+    req.body = std::exchange(self->m_request.body, {});
     req.headers = {"Accept: application/json"};
-    if (!m_key.isEmpty())
-        req.headers.append("Authorization: Bearer " + m_key.toUtf8());
-    if (m_request.method == "POST")
-        req.headers.append("Content-Type: " + m_request.contentType);
-    m_provider.applyTimeouts(req);
-    m_status = 0;
-    m_call = m_client->start(req);
-    // The call holds the relay alive until it ends; the relay drops the call when it does.
-    auto self = shared_from_this();
-    m_call->onHead = [self](int status, const HttpHeaders &h) { self->onHead(status, h); };
-    m_call->onData = [self](const QByteArray &d) { self->onData(d); };
-    m_call->onDone = [self](UpstreamError e, const QString &m) { self->onDone(e, m); };
+    if (req.method == "POST")
+        req.headers.append("Content-Type: " + self->m_request.contentType);
+    req.configPath = QStringLiteral("social.providers");
+    req.mode = ProviderCall::Mode::Relay;
+    self->m_call = ProviderCall::start(client, keys, provider, std::move(req), self);
 }
 
-void SocialRelay::onHead(int status, const HttpHeaders &headers)
+void SocialRelay::answered(const UpstreamAnswer &failure)
+{
+    m_call.reset();
+    if (m_done)
+        return;
+    // The contract's two messages; the operator's key refused is the operator's to fix.
+    if (failure.code == u"upstream_timeout")
+        return fail(504, timedOut());
+    if (failure.code == u"upstream_auth_failed")
+        return fail(502, failure.message);
+    qInfo("social: upstream call failed: %s", qPrintable(failure.message));
+    fail(503, unreachable());
+}
+
+void SocialRelay::started(int status, const HttpHeaders &headers)
 {
     m_status = status;
-    const bool retryable = status == 429 || status >= 500;
-    if (retryable && !m_key.isEmpty()) {
-        m_keys->rest(m_provider, m_key);
-        if (!m_keys->pick(m_provider, m_tried).isEmpty()) {
-            // Another key gets the same request before anything reached the client.
-            auto old = std::exchange(m_call, nullptr);
-            old->abort();
-            attempt();
-            return;
-        }
-    }
-    if (status == 401) {
-        m_call->abort();
-        m_call.reset();
-        return fail(502, QStringLiteral("The social-data upstream refused Switchyard's key: set "
-                                        "social.providers.%1.keys (or keys_env).")
-                             .arg(m_provider.name));
-    }
     HttpHeaders extra;
     const QByteArray type = headerValue(headers, "content-type");
     extra.append(qMakePair(QByteArray("Content-Type"),
@@ -103,7 +81,7 @@ void SocialRelay::onHead(int status, const HttpHeaders &headers)
     m_ctx->startStream(status, extra);
 }
 
-void SocialRelay::onData(const QByteArray &data)
+void SocialRelay::received(const QByteArray &data)
 {
     if (!m_streaming || m_done)
         return;
@@ -176,18 +154,11 @@ void SocialRelay::drainCheck()
         m_drain->stop();
 }
 
-void SocialRelay::onDone(UpstreamError error, const QString &message)
+void SocialRelay::ended(UpstreamError error, const QString &)
 {
     m_call.reset();
     if (m_done)
         return;
-    if (!m_streaming) {
-        m_done = true;
-        if (error == UpstreamError::Timeout)
-            return fail(504, timedOut());
-        qInfo("social: upstream call failed: %s", qPrintable(KeyScrub::scrub(message, {m_key})));
-        return fail(503, unreachable());
-    }
     m_done = true;
     if (m_drain)
         m_drain->stop();

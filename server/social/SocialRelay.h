@@ -4,7 +4,7 @@
 #include "RequestContext.h"
 #include "ResponseCache.h"
 #include "SocialConfig.h"
-#include "upstream/UpstreamClient.h"
+#include "upstream/ProviderCall.h"
 
 #include <memory>
 #include <QByteArray>
@@ -24,10 +24,11 @@
 // envelope: timeout 504 "Upstream request timed out", unreachable 503 "Failed to reach
 // upstream service" (server/social/README.md); the upstream refusing Switchyard's key 502. A key answering 429
 // or 5xx rests and the call is made once more with another key, if there is one. After the
-// answer started, a failure drops the connection (the body is visibly cut, never ended).
+// answer started, a failure drops the connection (the body is visibly cut, never ended). The
+// upstream call is a ProviderCall relaying every status.
 class DatabaseService;
 
-class SocialRelay : public std::enable_shared_from_this<SocialRelay>
+class SocialRelay : public ProviderCall::Receiver, public std::enable_shared_from_this<SocialRelay>
 {
 public:
     struct Request
@@ -55,12 +56,14 @@ public:
     static void start(UpstreamClient &client, KeyRotation &keys, const SocialProvider &provider,
                       const ContextPtr &ctx, Request request);
 
+    // ProviderCall::Receiver: a failure before the answer; the answer's start, pieces and end.
+    void answered(const UpstreamAnswer &failure) override;
+    void started(int status, const HttpHeaders &headers) override;
+    void received(const QByteArray &data) override;
+    void ended(UpstreamError error, const QString &message) override;
+
 private:
     SocialRelay() = default;
-    void attempt();
-    void onHead(int status, const HttpHeaders &headers);
-    void onData(const QByteArray &data);
-    void onDone(UpstreamError error, const QString &message);
     void fail(int status, const QString &message);
     void clientLeft();
     void watch(); // polls drainCheck() until stopped
@@ -70,14 +73,10 @@ private:
     // unacknowledged bytes).
     void noteTaken(qint64 unsent);
 
-    UpstreamClient *m_client = nullptr;
-    KeyRotation *m_keys = nullptr;
     SocialProvider m_provider;
     ContextPtr m_ctx;
     Request m_request;
-    QStringList m_tried; // a few keys: a set would allocate room for 48 on its first insert
-    QString m_key;
-    std::shared_ptr<UpstreamCall> m_call;
+    ProviderCallPtr m_call;
     std::unique_ptr<QTimer> m_drain;
     EnvelopeScanner m_scanner;
     QByteArray m_kept; // the answer so far, for the cache (while it fits)

@@ -30,6 +30,22 @@ inline qint64 balance(ServerFixture &f)
     return f.store().balance(f.store().defaultAccountId());
 }
 
+// The default account's usage records once there are `count` (or after about 2 s).
+inline QList<UsageRecord> waitUsage(ServerFixture &f, int count)
+{
+    UsageQuery q;
+    q.accountId = f.store().defaultAccountId();
+    q.limit = 100;
+    QList<UsageRecord> r;
+    for (int i = 0; i < 100 && r.size() < count; ++i) {
+        f.service().flush();
+        r = f.store().usage(q).records;
+        if (r.size() < count)
+            QTest::qWait(20);
+    }
+    return r;
+}
+
 // What an answer's usage.cost says, in units, read from its own text; -1 when it has none.
 inline qint64 reportedCost(const QByteArray &answer)
 {

@@ -193,21 +193,6 @@ const QHash<QString, QStringList> kLabels{
     {"polite", {"true", "false"}}, {"team", {"1", "2", "3"}}, {"urgency", {"0", "1", "2", "3"}}};
 const QStringList kOptions{"billing", "sales", "support"};
 
-QList<UsageRecord> waitUsage(ServerFixture &f, int count)
-{
-    UsageQuery q;
-    q.accountId = f.store().defaultAccountId();
-    q.limit = 100;
-    QList<UsageRecord> r;
-    for (int i = 0; i < 100 && r.size() < count; ++i) {
-        f.service().flush();
-        r = f.store().usage(q).records;
-        if (r.size() < count)
-            QTest::qWait(20);
-    }
-    return r;
-}
-
 ModelPrice catalogPrice(ServerFixture &f, const QString &id)
 {
     return f.services().family<GatewayFamily>()->registry().snapshot()->catalog.find(id)->price;

@@ -295,6 +295,32 @@ private slots:
         QCOMPARE(balance(f), 1000000000);
     }
 
+    // A client that leaves while the evaluator works: the upstream call is stopped (the fake
+    // sees its client leave), the request is closed as 499 and nothing is charged.
+    void clientLeaves_data() { backends(); }
+    void clientLeaves()
+    {
+        SY_START_ON_FAKE(fake, f, settingsFor(fake));
+        const QByteArray key = f.fundedKey(1000000000);
+        const QByteArray body =
+            QJsonDocument(request("vendorD/evaluator-1.13", "x [fake delay-ms=4000]"))
+                .toJson(QJsonDocument::Compact);
+        HttpClient c = f.client();
+        QVERIFY(c.connectIfNeeded());
+        c.sendRaw("POST /v1/decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+                  "\r\nContent-Type: application/json\r\nContent-Length: " +
+                  QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTRY_COMPARE_WITH_TIMEOUT(upstreamRequests(fake), 1, 3000);
+        c.socket().abort();
+        QTRY_COMPARE_WITH_TIMEOUT(
+            HttpClient(fake.port()).get("/fake/stats").json().value("cancelled").toInt(), 1, 3000);
+        const QList<UsageRecord> records = waitUsage(f, 1);
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records[0].status, 499);
+        QCOMPARE(records[0].cost, 0);
+        QCOMPARE(balance(f), 1000000000);
+    }
+
     void modelsListed()
     {
         ServerFixture f(QStringLiteral("sqlite"));

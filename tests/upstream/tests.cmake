@@ -3,6 +3,9 @@ switchyard_test(tst_url_guard SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_url_guard.cp
     LIBS switchyard_upstream switchyard_webhookreceiver Qt6::Network)
 switchyard_test(tst_webhook_receiver SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_webhook_receiver.cpp
     LIBS switchyard_webhookreceiver switchyard_upstream Qt6::Network)
+# ProviderCall, the one upstream call of every family, against the fake upstream.
+switchyard_test(tst_provider_call SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_provider_call.cpp
+    LIBS switchyard_upstream switchyard_fakeupstream Qt6::Network)
 # The URL guard's libFuzzer target, built with clang outside this build, run for 20 s.
 switchyard_test(fuzz_url_guard
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/upstream/fuzz_url_guard.sh 20
