@@ -1,24 +1,6 @@
 #include "UsageMeters.h"
 
 #include <QMap>
-#include <QMutex>
-
-namespace {
-
-struct Registry
-{
-    QMutex lock;
-    QMap<QString, MeterSpec> specs;
-};
-
-// Built on first use: families define their meters during static initialization.
-Registry &registry()
-{
-    static Registry r;
-    return r;
-}
-
-} // namespace
 
 namespace UsageMeters {
 
@@ -32,28 +14,24 @@ bool isValidName(QStringView name)
     return true;
 }
 
-QString define(const MeterSpec &spec)
+QList<MeterSpec> catalog(const QList<MeterSpec> &specs)
 {
-    Q_ASSERT_X(isValidName(spec.name), "UsageMeters::define", "not a meter name");
-    Q_ASSERT(spec.fieldScale > 0);
-    Registry &r = registry();
-    QMutexLocker locker(&r.lock);
-    r.specs.insert(spec.name, spec);
-    return spec.name;
+    QMap<QString, MeterSpec> byName;
+    for (const MeterSpec &spec : specs) {
+        Q_ASSERT_X(isValidName(spec.name), "UsageMeters::catalog", "not a meter name");
+        Q_ASSERT(spec.fieldScale > 0);
+        byName.insert(spec.name, spec);
+    }
+    return byName.values();
 }
 
-QList<MeterSpec> defined()
+MeterSpec describe(const QList<MeterSpec> &specs, const QString &name)
 {
-    Registry &r = registry();
-    QMutexLocker locker(&r.lock);
-    return r.specs.values();
-}
-
-MeterSpec describe(const QString &name)
-{
-    Registry &r = registry();
-    QMutexLocker locker(&r.lock);
-    return r.specs.value(name, MeterSpec(name));
+    // From the end: a later description of a name replaces an earlier one, as in catalog().
+    for (auto spec = specs.crbegin(); spec != specs.crend(); ++spec)
+        if (spec->name == name)
+            return *spec;
+    return MeterSpec(name);
 }
 
 } // namespace UsageMeters

@@ -5,9 +5,11 @@
 #include <utility>
 
 // How usage meters are shown. A family that bills by a quantity besides tokens sets it on its
-// usage records by name (UsageRecord::setMeter) and describes it here once, beside the code
-// that sets it; the core names no meter. The usage API and the Usage panel show every meter a
-// record has, by its description when it has one and under its own name otherwise.
+// usage records by name (UsageRecord::setMeter) and registers its description
+// (ServiceFamily::meters()), both from one constant in the family's code; the core names no
+// meter. The usage API and the Usage panel are given the descriptions of their program's
+// families and show every meter a record has, by its description when it has one and under its
+// own name otherwise.
 struct MeterSpec
 {
     MeterSpec() = default;
@@ -27,15 +29,12 @@ namespace UsageMeters {
 
 // Whether a name may be a meter's (the rule above).
 bool isValidName(QStringView name);
-// Describes a meter (a later description of the same name replaces it) and returns its name,
-// for a namespace-scope constant in the family code that sets it:
-//   const QString kImagesMeter = UsageMeters::define({"images", "Images"});
-// Thread-safe. A name that is not valid is a programming error (asserted).
-QString define(const MeterSpec &spec);
-// The meters described, in name order: the API shows each of them on every record (0 when the
-// record lacks it), so that a record's shape does not depend on its family.
-QList<MeterSpec> defined();
-// The description of `name`, or one made from the name alone.
-MeterSpec describe(const QString &name);
+// The descriptions in name order, one per name (a later one of a name replaces an earlier one):
+// the usage API shows each of them on every record (0 when the record lacks it), so that a
+// record's shape does not depend on its family. A name that is not valid or a scale below 1 is
+// a programming error (asserted).
+QList<MeterSpec> catalog(const QList<MeterSpec> &specs);
+// The description of `name` among `specs`, or one made from the name alone.
+MeterSpec describe(const QList<MeterSpec> &specs, const QString &name);
 
 } // namespace UsageMeters

@@ -2,7 +2,6 @@
 
 #include "ModelFormat.h"
 #include "Money.h"
-#include "UsageMeters.h"
 
 #include <algorithm>
 
@@ -47,12 +46,19 @@ void UsageModel::showRecords(const QList<UsageRecord> &records)
     }
 }
 
+void UsageModel::setMeterSpecs(const QList<MeterSpec> &specs)
+{
+    m_specs = specs;
+    if (!m_meters.isEmpty())
+        emit headerDataChanged(Qt::Horizontal, ColumnCount, columnCount() - 1);
+}
+
 QVariant UsageModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     if (section >= ColumnCount && section < columnCount()) {
-        const MeterSpec spec = UsageMeters::describe(m_meters.at(section - ColumnCount));
+        const MeterSpec spec = UsageMeters::describe(m_specs, m_meters.at(section - ColumnCount));
         return spec.label.isEmpty() ? spec.name : spec.label;
     }
     static const char *const headers[ColumnCount] = {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "PagedRecordModel.h"
+#include "UsageMeters.h"
 
 #include <QStringList>
 
@@ -18,9 +19,10 @@ struct UsageFilter
 // Usage records, newest first, one page at a time (fetchMore for older pages). Records the
 // server settles arrive through usageRecorded without a reload, gathered into one insertion per
 // short interval (PagedRecordModel.h). After the fixed columns, one column per meter
-// (UsageMeters.h) that any record shown so far has, in name order, headed by the meter's
-// label: a family's new meter is a new column without a change here. Meter columns stay once
-// they appear (a record without the meter shows an empty cell).
+// (UsageMeters.h) that any record shown so far has, in name order, headed by the label of its
+// description (setMeterSpecs) or by its name when it has none: a family's new meter is a new
+// column without a change here. Meter columns stay once they appear (a record without the
+// meter shows an empty cell).
 class UsageModel : public PagedRecordModel<UsageRecord>
 {
     Q_OBJECT
@@ -52,6 +54,10 @@ public:
     void setFilter(const UsageFilter &filter);
     // The meters with a column, in column order (from ColumnCount on).
     const QStringList &meterColumns() const { return m_meters; }
+    // How meters are shown: the descriptions the owner has (Services::meters(), the families'
+    // registrations). Replaces the earlier ones; headers of existing columns follow.
+    void setMeterSpecs(const QList<MeterSpec> &specs);
+    const QList<MeterSpec> &meterSpecs() const { return m_specs; }
 
 signals:
     void loaded();
@@ -69,4 +75,5 @@ private:
 
     UsageFilter m_filter;
     QStringList m_meters;
+    QList<MeterSpec> m_specs;
 };

@@ -4,6 +4,7 @@
 #include "Migrations.h"
 #include "Router.h"
 #include "ServerSettings.h"
+#include "UsageMeters.h"
 
 #include <functional>
 #include <memory>
@@ -183,6 +184,10 @@ public:
     virtual QList<ErrorPrefix> errorPrefixes() const { return {}; }
     // The rate-limit buckets its routes use, with their default limits (see RateBucket).
     virtual QList<RateBucket> rateBuckets() const { return {}; }
+    // How the meters its usage records carry are shown (UsageMeters.h): each name from the
+    // constant the family's code sets it with. A meter without a description still shows,
+    // under its own name.
+    virtual QList<MeterSpec> meters() const { return {}; }
     virtual void start(DatabaseService &db) { Q_UNUSED(db); }
     // The family's routes for one server, as data; handlers may capture the scope, objects
     // made with scope.parent() and the family itself (which outlives every server). The
@@ -197,6 +202,16 @@ public:
 };
 
 using FamilyList = std::vector<std::unique_ptr<ServiceFamily>>;
+
+// Every meter the families register, in name order (UsageMeters::catalog): what the usage API
+// and the Usage panel show.
+inline QList<MeterSpec> metersOf(const QList<ServiceFamily *> &families)
+{
+    QList<MeterSpec> specs;
+    for (const ServiceFamily *f : families)
+        specs.append(f->meters());
+    return UsageMeters::catalog(specs);
+}
 
 // Every family this build has, in the order of SWITCHYARD_FAMILIES (generated at configure
 // time from server/CMakeLists.txt): a new list of new objects on each call.

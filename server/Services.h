@@ -54,6 +54,8 @@ public:
     // Scopes a control token may carry: the core's and every family's.
     QStringList scopes() const { return scopesOf(m_families); }
     static QStringList scopesOf(const FamilyList &families);
+    // How usage meters are shown: every family's registration (ServiceFamily::meters()).
+    QList<MeterSpec> meters() const { return metersOf(families()); }
     static QList<Migrations::Component> migrationsOf(const FamilyList &families);
 
 private:

@@ -33,6 +33,7 @@ MainWindow::MainWindow(Services &services, const PanelRegistry &panels, QWidget 
       m_meter(std::make_shared<RequestMeter>(QDateTime::currentMSecsSinceEpoch()))
 {
     m_tokens->setKnownScopes(services.scopes());
+    m_usage->setMeterSpecs(services.meters());
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(tr("Switchyard"));
 

@@ -2,7 +2,6 @@
 
 #include "DatabaseConfig.h"
 #include "DatabaseService.h"
-#include "UsageMeters.h"
 
 #include <QSqlError>
 #include <QSqlQuery>
@@ -11,10 +10,6 @@
 namespace ImageStore {
 
 namespace {
-
-// A task's charge bills the images it produced (UsageMeters.h).
-const QString kImagesMeter =
-    UsageMeters::define({QStringLiteral("images"), QStringLiteral("Images")});
 
 constexpr const char *kTaskColumns =
     "id, account_id, key_id, model, prompt, params, n, status, error, error_status, error_code, "

@@ -31,6 +31,10 @@ inline constexpr char Failed[] = "failed";
 } // namespace Status
 bool isFinal(const QString &status);
 
+// The usage meter a task's charge bills by: the images it produced (described by the images
+// family, ServiceFamily::meters()).
+inline const QString kImagesMeter = QStringLiteral("images");
+
 struct Task
 {
     QString id;

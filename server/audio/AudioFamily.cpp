@@ -34,6 +34,12 @@ void AudioFamily::configure(const QJsonObject &section, const ServerSettings &)
     m_workers = std::make_shared<AudioWorkers>(m_config.workers, m_config.queue);
 }
 
+QList<MeterSpec> AudioFamily::meters() const
+{
+    return {{kCharactersMeter, QStringLiteral("Characters")},
+            {kAudioMeter, QStringLiteral("Audio (ms)"), QStringLiteral("audio_seconds"), 1000}};
+}
+
 QList<RouteSpec> AudioFamily::routes(const ServerScope &scope)
 {
     return audioRoutes(*this, scope);

@@ -25,8 +25,14 @@ public:
     AudioFamily();
     ~AudioFamily() override;
 
+    // What the routes bill by: speech its characters (Unicode code points), transcription the
+    // milliseconds of audio decoded (shown by the usage API in seconds).
+    static inline const QString kCharactersMeter = QStringLiteral("characters");
+    static inline const QString kAudioMeter = QStringLiteral("audio_ms");
+
     QString name() const override { return QStringLiteral("audio"); }
     void configure(const QJsonObject &section, const ServerSettings &server) override;
+    QList<MeterSpec> meters() const override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
     QJsonArray models() const override;
 

@@ -13,7 +13,6 @@
 #include "SpeechSynthesizer.h"
 #include "upstream/GuardedFetch.h"
 #include "UpstreamReply.h"
-#include "UsageMeters.h"
 #include "Wav.h"
 
 #include <atomic>
@@ -29,14 +28,6 @@
 #include <QTimer>
 
 namespace {
-
-// What the routes bill by (UsageMeters.h): speech its characters (Unicode code points),
-// transcription the milliseconds of audio decoded, shown by the usage API in seconds.
-const QString kCharactersMeter =
-    UsageMeters::define({QStringLiteral("characters"), QStringLiteral("Characters")});
-const QString kAudioMeter =
-    UsageMeters::define({QStringLiteral("audio_ms"), QStringLiteral("Audio (ms)"),
-                         QStringLiteral("audio_seconds"), 1000});
 
 constexpr double kMinSeconds = 0.1;
 constexpr double kMinReferenceSeconds = 1.0;
@@ -381,7 +372,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
     {
         UsageRecord &u = ctx->usage();
         u.model = req.model->id;
-        u.setMeter(kAudioMeter, billedFrames * 1000 / SpeechRecognizer::kRate);
+        u.setMeter(AudioFamily::kAudioMeter, billedFrames * 1000 / SpeechRecognizer::kRate);
         u.cost = cost(billedFrames);
     }
 
@@ -779,7 +770,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         settled = true;
         UsageRecord &u = ctx->usage();
         const qint64 characters = left ? meter.billedCharacters(req.characters) : req.characters;
-        u.setMeter(kCharactersMeter, characters);
+        u.setMeter(AudioFamily::kCharactersMeter, characters);
         u.cost = AudioConfig::speechCost(characters, req.model->price);
         if (left)
             ctx->setStreamStatus(499);

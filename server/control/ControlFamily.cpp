@@ -4,7 +4,6 @@
 #include "DatabaseService.h"
 #include "Money.h"
 #include "Scopes.h"
-#include "UsageMeters.h"
 
 #include <algorithm>
 #include <QJsonArray>
@@ -27,8 +26,9 @@ QJsonObject keyJson(const ApiKeyRecord &k)
             {"status", k.isRevoked() ? "revoked" : "active"}};
 }
 
-// A record's quantities: its tokens and requests, then every meter described (UsageMeters.h),
-// 0 when the record lacks it, and any other meter it has under its own name.
+// A record's quantities: its tokens and requests, then every meter described (the families'
+// registrations, UsageMeters.h), 0 when the record lacks it, and any other meter it has under
+// its own name.
 QJsonObject unitsJson(const UsageRecord &u, const QList<MeterSpec> &described)
 {
     QJsonObject units{{"input_tokens", u.inputTokens},
@@ -120,7 +120,7 @@ void ledger(const ServerScope &host, const ContextPtr &ctx)
         });
 }
 
-void usage(const ServerScope &host, const ContextPtr &ctx)
+void usage(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec> &described)
 {
     const QUrlQuery &q = ctx->request().query;
     UsageQuery uq;
@@ -141,11 +141,10 @@ void usage(const ServerScope &host, const ContextPtr &ctx)
         return;
     host.database().read<UsagePage>(
         host.parent(), [uq](Store &s) { return s.usage(uq); },
-        [ctx](const DbResult<UsagePage> &r) {
+        [ctx, described](const DbResult<UsagePage> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
             QJsonArray data;
-            const QList<MeterSpec> described = UsageMeters::defined();
             for (const UsageRecord &u : r.value.records)
                 data.append(usageJson(u, described));
             QJsonObject body{{"object", "list"}, {"data", data}, {"has_more", r.value.hasMore}};
@@ -249,23 +248,30 @@ void revokeKey(const ServerScope &host, const ContextPtr &ctx)
 
 } // namespace
 
+void ControlFamily::link(const QList<ServiceFamily *> &families)
+{
+    m_meters = metersOf(families);
+}
+
 QList<RouteSpec> ControlFamily::routes(const ServerScope &scope)
 {
     QList<RouteSpec> routes;
     auto route = [&](const char *method, const char *pattern, QLatin1StringView needs,
-                     void (*fn)(const ServerScope &, const ContextPtr &)) {
+                     std::function<void(const ServerScope &, const ContextPtr &)> fn) {
         RouteSpec r;
         r.method = method;
         r.pattern = QLatin1String(pattern);
         r.auth = AuthMode::ControlToken;
         r.scope = needs;
         r.bucket = QStringLiteral("control");
-        r.handler = [&scope, fn](const ContextPtr &ctx) { fn(scope, ctx); };
+        r.handler = [&scope, fn = std::move(fn)](const ContextPtr &ctx) { fn(scope, ctx); };
         routes.append(std::move(r));
     };
     route("GET", "/api/v1/credits/balance", Scopes::CreditsRead, balance);
     route("GET", "/api/v1/credits/ledger", Scopes::CreditsRead, ledger);
-    route("GET", "/api/v1/usage", Scopes::UsageRead, usage);
+    // The family outlives every server, and its meters do not change after link().
+    route("GET", "/api/v1/usage", Scopes::UsageRead,
+          [this](const ServerScope &host, const ContextPtr &ctx) { usage(host, ctx, m_meters); });
     route("GET", "/api/v1/api-keys", Scopes::ApiKeysRead, listKeys);
     route("POST", "/api/v1/api-keys", Scopes::ApiKeysWrite, createKey);
     route("DELETE", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, revokeKey);

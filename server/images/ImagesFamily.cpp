@@ -2,6 +2,7 @@
 
 #include "DatabaseService.h"
 #include "ImageRunner.h"
+#include "images/ImageStore.h"
 #include "images/ImageTables.h"
 #include "ImagesRoutes.h"
 #include "WebhookDispatcher.h"
@@ -33,6 +34,11 @@ QList<Migrations::Component> ImagesFamily::migrations() const
 QStringList ImagesFamily::scopes() const
 {
     return {QStringLiteral("webhooks:read"), QStringLiteral("webhooks:write")};
+}
+
+QList<MeterSpec> ImagesFamily::meters() const
+{
+    return {{ImageStore::kImagesMeter, QStringLiteral("Images")}};
 }
 
 void ImagesFamily::start(DatabaseService &db)

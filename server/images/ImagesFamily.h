@@ -48,6 +48,7 @@ public:
     void configure(const QJsonObject &section, const ServerSettings &server) override;
     QList<Migrations::Component> migrations() const override;
     QStringList scopes() const override;
+    QList<MeterSpec> meters() const override; // images (ImageStore::kImagesMeter)
     void start(DatabaseService &db) override;
     QList<RouteSpec> routes(const ServerScope &scope) override;
     void stop() override;

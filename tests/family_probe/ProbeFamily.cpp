@@ -76,7 +76,7 @@ QList<RouteSpec> ProbeFamily::routes(const ServerScope &scope)
     r.method = "GET";
     r.pattern = QStringLiteral("/v1/probe/stamps");
     r.auth = AuthMode::Public;
-    r.handler = [&db = scope.database, parent = scope.parent](const ContextPtr &ctx) {
+    r.handler = [&db = scope.database(), parent = scope.parent()](const ContextPtr &ctx) {
         db.read<QStringList>(
             parent, [](Store &s) { return labels(s); },
             [ctx](const DbResult<QStringList> &result) {

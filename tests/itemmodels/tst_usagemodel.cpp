@@ -1,9 +1,9 @@
 #include "Money.h"
 #include "TestDatabase.h"
-#include "UsageMeters.h"
 #include "UsageModel.h"
 
 #include <QAbstractItemModelTester>
+#include <QSignalSpy>
 #include <QTest>
 
 class TestUsageModel : public QObject
@@ -141,10 +141,9 @@ void TestUsageModel::pagesOlderRecords()
 
 // A column per meter the records shown have, in name order, headed by its description's label
 // or its name; a record without the meter has an empty cell. Columns appear for stored records
-// (a reload) and for live ones alike.
+// (a reload) and for live ones alike, and their headers follow the descriptions the owner gives.
 void TestUsageModel::meterColumnsFollowTheRecords()
 {
-    UsageMeters::define({QStringLiteral("test_sheets"), QStringLiteral("Sheets")});
     TestDatabase t;
     const qint64 account = t.account();
     t.writeNow<qint64>([=](Store &s) {
@@ -159,6 +158,13 @@ void TestUsageModel::meterColumnsFollowTheRecords()
     QCOMPARE(model.columnCount(), UsageModel::ColumnCount + 1);
     QCOMPARE(model.meterColumns(), QStringList{"test_sheets"});
     const int sheets = UsageModel::ColumnCount;
+    // Not described yet: its own name, until the owner gives the description.
+    QCOMPARE(model.headerData(sheets, Qt::Horizontal).toString(), QStringLiteral("test_sheets"));
+    QSignalSpy headers(&model, &QAbstractItemModel::headerDataChanged);
+    model.setMeterSpecs({{QStringLiteral("test_sheets"), QStringLiteral("Sheets")}});
+    QCOMPARE(headers.size(), 1);
+    QCOMPARE(headers.first().at(1).toInt(), sheets);
+    QCOMPARE(headers.first().at(2).toInt(), sheets);
     QCOMPARE(model.headerData(sheets, Qt::Horizontal).toString(), QStringLiteral("Sheets"));
     QCOMPARE(model.index(0, sheets).data().toString(), QStringLiteral("12"));
     QVERIFY(!model.index(1, sheets).data().isValid()); // "plain" has none

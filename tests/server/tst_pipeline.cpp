@@ -3,7 +3,6 @@
 #include "Pipeline.h"
 #include "ServerFixture.h"
 #include "SocialFamily.h"
-#include "UsageMeters.h"
 
 #include <atomic>
 #include <QDeadlineTimer>
@@ -18,11 +17,6 @@
 namespace {
 
 std::atomic<int> g_handlerRuns{0};
-
-// A meter the test route bills by ("meters" in its body), shown by the usage API in thousands.
-[[maybe_unused]] const QString kPagesMeter =
-    UsageMeters::define({QStringLiteral("test_pages"), QStringLiteral("Pages"),
-                         QStringLiteral("test_kilopages"), 1000});
 
 // A billed route family for the tests: reserves 1000 units, charges the "cost" it is sent,
 // answers after "delay_ms", or streams when "stream" is true. It exercises pipeline steps 3 to 7
@@ -182,12 +176,27 @@ public:
     }
 };
 
-FamilyList probeFamily()
+// A test's own family, after the build's (ServerFixture's extra families).
+template <class Family> FamilyList extraFamily()
 {
     FamilyList list;
-    list.push_back(std::make_unique<ProbeFamily>());
+    list.push_back(std::make_unique<Family>());
     return list;
 }
+
+// A family that registers a meter the billed route sets ("meters" in its body), shown by the
+// usage API in thousands; it has no routes of its own.
+class PagesFamily final : public ServiceFamily
+{
+public:
+    QString name() const override { return QStringLiteral("test_pages"); }
+    QList<MeterSpec> meters() const override
+    {
+        return {{QStringLiteral("test_pages"), QStringLiteral("Pages"),
+                 QStringLiteral("test_kilopages"), 1000}};
+    }
+    QList<RouteSpec> routes(const ServerScope &) override { return {}; }
+};
 
 } // namespace
 
@@ -697,7 +706,8 @@ private slots:
     void usageEndpoint_data() { addBackendRows(); }
     void usageEndpoint()
     {
-        SY_START_SERVER(f, ServerSettings::defaults(), installBilledRoute);
+        SY_START_SERVER(f, ServerSettings::defaults(), installBilledRoute,
+                        extraFamily<PagesFamily>());
         f.grant(1'000'000);
         qint64 k1 = 0, k2 = 0;
         const QByteArray key1 = f.createKey("one", &k1);
@@ -742,8 +752,8 @@ private slots:
         QCOMPARE(c.get("/api/v1/usage?from=" + now, token).json().value("data").toArray().size(),
                  6);
 
-        // Tokens and requests, then the meters: every described one (0 when the record lacks
-        // it, scaled as described) and any other the record has, as its exact integer.
+        // Tokens and requests, then the meters: every one a family registers (0 when the record
+        // lacks it, scaled as described) and any other the record has, as its exact integer.
         QJsonObject units = rec.value("units").toObject();
         QCOMPARE(units.value("requests").toInteger(), 1);
         QCOMPARE(units.value("input_tokens").toInteger(), 0);
@@ -751,6 +761,11 @@ private slots:
         QCOMPARE(units.value("test_kilopages").toDouble(), 0.0);
         QVERIFY(!units.contains("test_free"));
         QVERIFY(!units.contains("test_pages"));
+        // Every meter the build's families register is there too, by its field.
+        QVERIFY(f.services().meters().size() > 1);
+        for (const MeterSpec &spec : f.services().meters())
+            QVERIFY2(units.contains(spec.field.isEmpty() ? spec.name : spec.field),
+                     qPrintable(spec.name));
         QCOMPARE(c.request("POST", "/v1/test/bill", {{"X-API-Key", key1}},
                            R"({"cost": 2, "tokens": 5, "meters": {"test_pages": 2500,
                               "test_free": 9007199254740993}})")
@@ -1092,7 +1107,7 @@ private slots:
                    r.header("Probe-Request-Id") == r.header("X-Request-Id");
         };
         {
-            SY_START_SERVER(f, ServerSettings::defaults(), {}, probeFamily());
+            SY_START_SERVER(f, ServerSettings::defaults(), {}, extraFamily<ProbeFamily>());
             const QByteArray key = f.fundedKey(1000);
             HttpReply r = f.client().get("/v1/probe/nothing/here", key);
             QCOMPARE(r.status, 404);
@@ -1125,7 +1140,7 @@ private slots:
             s.tiers[QStringLiteral("default")].perMinute.insert(QStringLiteral("probe"), 3);
             s.tiers.insert(QStringLiteral("gold"),
                            RateTier{{{QStringLiteral("default"), 100}}}); // no probe bucket
-            SY_START_SERVER(f, s, {}, probeFamily());
+            SY_START_SERVER(f, s, {}, extraFamily<ProbeFamily>());
             const QByteArray key = f.fundedKey(1000);
             for (int i = 0; i < 3; ++i)
                 QCOMPARE(f.client().postJson("/v1/probe/echo", "{}", key).status, 200);

@@ -2,6 +2,7 @@
 #include "MainWindow.h"
 #include "RequestMeter.h"
 #include "Services.h"
+#include "UsageModel.h"
 
 #include <QLabel>
 #include <QListWidget>
@@ -18,6 +19,7 @@ private slots:
     void sidebarSwitchesPanels();
     void onlyTheServicesFamiliesPanels();
     void statusBarWithoutServer();
+    void usageColumnsAsTheFamiliesRegister();
     void meterSlidesOverOneMinute();
 
 private:
@@ -133,6 +135,34 @@ void TestMainWindow::statusBarWithoutServer()
              QStringLiteral("API server not running"));
     QCOMPARE(window.findChild<QLabel *>("rateLabel")->text(), QStringLiteral("0 req/min"));
     QVERIFY(window.findChild<QLabel *>("errorsLabel")->text().contains("0 server (5xx)"));
+}
+
+// The Usage panel's meter columns are headed as the Services' families register them
+// (ServiceFamily::meters()); a meter no family describes shows under its own name.
+void TestMainWindow::usageColumnsAsTheFamiliesRegister()
+{
+    QTemporaryDir dir;
+    Services services(settingsIn(dir), databaseIn(dir));
+    services.start();
+    MainWindow window(services);
+    UsageModel *usage = window.usageModel();
+    QTRY_VERIFY(usage->isLoaded());
+
+    UsageRecord record;
+    record.accountId = services.database().defaultAccountId();
+    record.endpoint = QStringLiteral("/v1/test");
+    record.status = 200;
+    record.requestId = QStringLiteral("req_meters");
+    for (const char *meter : {"characters", "audio_ms", "images", "test_undescribed"})
+        record.setMeter(QString::fromLatin1(meter), 1);
+    services.database().recordUsage(record);
+    QTRY_COMPARE(usage->rowCount(), 1);
+    QCOMPARE(usage->meterColumns(),
+             (QStringList{"audio_ms", "characters", "images", "test_undescribed"}));
+    QStringList headers;
+    for (int i = 0; i < usage->meterColumns().size(); ++i)
+        headers.append(usage->headerData(UsageModel::ColumnCount + i, Qt::Horizontal).toString());
+    QCOMPARE(headers, (QStringList{"Audio (ms)", "Characters", "Images", "test_undescribed"}));
 }
 
 void TestMainWindow::meterSlidesOverOneMinute()

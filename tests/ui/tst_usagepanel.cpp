@@ -3,7 +3,6 @@
 #include "TestDatabase.h"
 #include "UsageBucketModel.h"
 #include "UsageChartView.h"
-#include "UsageMeters.h"
 #include "UsageModel.h"
 #include "UsagePanel.h"
 
@@ -126,10 +125,10 @@ void TestUsagePanel::filtersByKeyAndModelText()
 // A record with a meter the table has no column for yet adds one, headed by the meter's label.
 void TestUsagePanel::meterColumnsAppear()
 {
-    UsageMeters::define({QStringLiteral("test_minutes"), QStringLiteral("Minutes")});
     TestDatabase t;
     ApiKeyModel keys(t.db());
     UsageModel records(t.db());
+    records.setMeterSpecs({{QStringLiteral("test_minutes"), QStringLiteral("Minutes")}});
     UsageBucketModel buckets(t.db());
     UsagePanel panel(&records, &buckets, &keys);
     panel.show();
