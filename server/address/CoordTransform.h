@@ -5,7 +5,8 @@
 #include <optional>
 
 // Coordinate conversions between the systems used for Chinese maps, for the offline address
-// engine (POST /v1/address/transfer-coord, server/address/README.md). A plain library: no HTTP, no I/O.
+// engine (POST /v1/address/transfer-coord, server/address/README.md). A plain library: no HTTP, no
+// I/O.
 //
 // Systems:
 //   WGS84     GPS, the world's reference (EPSG:4326).

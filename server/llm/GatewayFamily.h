@@ -14,7 +14,8 @@ inline constexpr QLatin1StringView ProvidersRead{"providers:read"};
 inline constexpr QLatin1StringView ProvidersWrite{"providers:write"};
 } // namespace GatewayScopes
 
-// The text-generation gateway (chat completions, responses, messages and GET /v1/models) as a service family:
+// The text-generation gateway (chat completions, responses, messages and GET /v1/models) as a
+// service family:
 //   config     the "gateway" section (GatewayConfig: providers, models, auto_model,
 //              keepalive_ms, default_max_output_tokens, default_context_window) and
 //              gateway.min_reservation (credits, default "0.001": the least a text request

@@ -22,10 +22,10 @@
 // the connection (the envelope's code already seen), not when none did. Nothing is billed
 // otherwise. Errors before the answer starts, in the social
 // envelope: timeout 504 "Upstream request timed out", unreachable 503 "Failed to reach
-// upstream service" (server/social/README.md); the upstream refusing Switchyard's key 502. A key answering 429
-// or 5xx rests and the call is made once more with another key, if there is one. After the
-// answer started, a failure drops the connection (the body is visibly cut, never ended). The
-// upstream call is a ProviderCall relaying every status.
+// upstream service" (server/social/README.md); the upstream refusing Switchyard's key 502. A key
+// answering 429 or 5xx rests and the call is made once more with another key, if there is one.
+// After the answer started, a failure drops the connection (the body is visibly cut, never ended).
+// The upstream call is a ProviderCall relaying every status.
 class DatabaseService;
 
 class SocialRelay : public ProviderCall::Receiver, public std::enable_shared_from_this<SocialRelay>

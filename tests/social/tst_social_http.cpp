@@ -1,7 +1,7 @@
 // The social-data pass-through over HTTP against the fake upstream's TikHub-style API
 // (tests/fake_upstream, --social-openapi): the catalog fetched, stored and served after a
-// restart with the upstream down; every error of server/social/README.md with its exact body, before
-// any upstream call and unbilled; the query forwarded byte for byte with the upstream's key,
+// restart with the upstream down; every error of server/social/README.md with its exact body,
+// before any upstream call and unbilled; the query forwarded byte for byte with the upstream's key,
 // never the client's; the answer relayed byte for byte in its status; billing only for 2xx
 // with envelope code 200 or 0, the price held before any upstream call (relay, cache hits,
 // video extraction), a client that leaves billed once some of a success reached it and never
