@@ -13,10 +13,10 @@
 
 // The config file's readers, shared by the server settings and every family's section.
 //
-// A ConfigFields is one JSON object of the file and its path there ("audio.providers.local").
+// A ConfigFields is one JSON object of the file and its path there ("ocr.providers.local").
 // Each reader returns a field's value, or the fallback when the field is absent, and refuses a
 // value of the wrong type or out of range with a ConfigError naming the field's whole path:
-// "config: audio.providers.local.timeouts.idle_ms must be a whole number of milliseconds from 0
+// "config: ocr.providers.local.timeouts.idle_ms must be a whole number of milliseconds from 0
 // to 86400000". Fields no reader asks for are ignored; onlyKnown() refuses them where a
 // misspelt setting would otherwise go unnoticed.
 
@@ -29,7 +29,7 @@ public:
     ConfigError(const QString &path, const QString &problem);
     // what() is "config: <text>", the text naming the path itself.
     static ConfigError withText(const QString &path, const QString &text);
-    // The bad field's path ("audio.workers"); empty when the problem is not one field's.
+    // The bad field's path ("ocr.workers"); empty when the problem is not one field's.
     const QString &path() const { return m_path; }
 
 private:
@@ -80,14 +80,14 @@ template <class T> QString optionName(ConfigOptions<T> options, T value)
 class ConfigFields
 {
 public:
-    // `path` is where `object` sits in the file ("audio"); empty for the file's root.
+    // `path` is where `object` sits in the file ("ocr"); empty for the file's root.
     explicit ConfigFields(QJsonObject object = {}, QString path = {}, QString name = {});
 
     const QJsonObject &json() const { return m_object; }
     const QString &path() const { return m_path; }
     // The key this object has in its parent (a provider's name), when read by members().
     const QString &name() const { return m_name; }
-    // The path of one of its fields: "audio.workers" ("workers" at the root).
+    // The path of one of its fields: "ocr.workers" ("workers" at the root).
     QString pathOf(const QString &field) const;
     bool has(const QString &field) const { return m_object.contains(field); }
     QJsonValue value(const QString &field) const { return m_object.value(field); }
