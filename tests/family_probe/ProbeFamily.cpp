@@ -2,6 +2,7 @@
 
 #include "DatabaseService.h"
 #include "RequestContext.h"
+#include "RequestError.h"
 #include "Store.h"
 
 #include <QCommandLineParser>
@@ -53,6 +54,29 @@ int list(const QStringList &args, CommandHost &host)
     return 0;
 }
 
+// The billed stamp (ProbeFamily.h): the fixed price, and the labels stamped as the meter.
+void stampRoute(const ContextPtr &ctx)
+{
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return;
+    const RequestError bad{400,
+                           QStringLiteral("labels must be an array of 1 to %1 non-empty strings")
+                               .arg(ProbeFamily::kMaxLabels),
+                           QStringLiteral("labels")};
+    const QJsonArray labels = body->value(QStringLiteral("labels")).toArray();
+    if (labels.isEmpty() || labels.size() > ProbeFamily::kMaxLabels)
+        return ctx->respondError(bad);
+    for (const QJsonValue &label : labels)
+        if (label.toString().isEmpty())
+            return ctx->respondError(bad);
+    ctx->usage().cost = ProbeFamily::kStampPrice;
+    ctx->usage().setMeter(ProbeFamily::kStampsMeter, labels.size());
+    ctx->respondJson(200, QJsonObject{{"object", "probe.stamp"},
+                                      {"labels", labels},
+                                      {"stamps", qint64(labels.size())}});
+}
+
 } // namespace
 
 QList<Migrations::Component> ProbeFamily::migrations() const
@@ -68,6 +92,11 @@ QStringList ProbeFamily::labels(Store &store)
     while (q.next())
         labels.append(q.value(0).toString());
     return labels;
+}
+
+QList<MeterSpec> ProbeFamily::meters() const
+{
+    return {{kStampsMeter, QStringLiteral("Stamps"), QStringLiteral("probe_stamp_count")}};
 }
 
 QList<RouteSpec> ProbeFamily::routes(const ServerScope &scope)
@@ -87,7 +116,13 @@ QList<RouteSpec> ProbeFamily::routes(const ServerScope &scope)
                                              {"labels", QJsonArray::fromStringList(result.value)}});
             });
     };
-    return {r};
+    RouteSpec billed;
+    billed.method = "POST";
+    billed.pattern = QStringLiteral("/v1/probe/stamp");
+    billed.auth = AuthMode::ApiKey;
+    billed.reservation = kStampPrice;
+    billed.handler = stampRoute;
+    return {r, billed};
 }
 
 QList<FamilyCommand> ProbeFamily::commands()

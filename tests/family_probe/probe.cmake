@@ -1,6 +1,6 @@
-# A test-only service family (tests/family_probe): a table, a route, a command and a panel, added
-# to the program's server, command line and window through their registries alone. Included
-# from tests/CMakeLists.txt; needs the window (SWITCHYARD_BUILD_GUI).
+# A test-only service family (tests/family_probe): a table, routes (one billed, with a usage meter),
+# a command and a panel, added to the program's server, command line and window through their
+# registries alone. Included from tests/CMakeLists.txt; needs the window (SWITCHYARD_BUILD_GUI).
 if(NOT TARGET switchyard_ui)
     return()
 endif()

@@ -1,21 +1,23 @@
 // The probe family (tests/family_probe) plugged into the program through the registries alone:
-// its command through the command line's entry point, its route over HTTP on 127.0.0.1, its
-// panel in the window's sidebar; its table migrated by each of them. On SQLite and PostgreSQL.
-//
-// Still to come: a usage meter of the probe family's own, registered the way families will
-// register their meters once usage meters are data; this suite will then bill the route by it
-// and read the meter back from the usage API and the Usage panel.
+// its command through the command line's entry point, its routes over HTTP on 127.0.0.1, its
+// panel in the window's sidebar, its usage meter in the usage API and the window's Usage panel;
+// its table migrated by each of them. On SQLite and PostgreSQL.
 #include "Cli.h"
 #include "HttpClient.h"
 #include "MainWindow.h"
 #include "ProbeFamily.h"
+#include "ServerFixture.h"
 #include "ServerHost.h"
 #include "Services.h"
 #include "TestSupport.h"
+#include "UsageModel.h"
+#include "UsagePanel.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QLabel>
 #include <QListWidget>
+#include <QTableView>
 #include <QTest>
 #include <QTextStream>
 
@@ -136,6 +138,139 @@ private slots:
             QVERIFY(window.showPanel(QStringLiteral("API Keys")));
         }
         services.stop();
+    }
+
+    // The billed route under the probe's own meter: the charge exact, the meter read back by
+    // its registered field from the usage API and under its registered label in the window's
+    // Usage panel; refused without a key (401), with a bad body (400) and without enough credit
+    // (402), none of them billed.
+    void billedRouteAndMeter_data() { addBackendRows(); }
+    void billedRouteAndMeter()
+    {
+        FamilyList probe;
+        probe.push_back(std::make_unique<ProbeFamily>());
+        SY_START_SERVER(f, ServerSettings::defaults(), {}, std::move(probe));
+        constexpr qint64 price = ProbeFamily::kStampPrice;
+        const qint64 account = f.store().defaultAccountId();
+        qint64 keyId = 0;
+        const QByteArray key = f.createKey(QStringLiteral("probe"), &keyId);
+        f.grant(2 * price + price / 2); // two stamps, not three
+        const qint64 granted = f.store().balance(account);
+        QCOMPARE(granted, 2 * price + price / 2);
+        const auto ledgerSize = [&] { return f.store().ledger(account, 100).size(); };
+        const qsizetype entries = ledgerSize();
+        HttpClient http = f.client();
+        const QList<QPair<QByteArray, QByteArray>> auth{{"X-API-Key", key}};
+        const auto stamp = [&](const QList<QPair<QByteArray, QByteArray>> &headers,
+                               const QByteArray &body) {
+            return http.request("POST", "/v1/probe/stamp", headers, body);
+        };
+
+        HttpReply r = stamp({}, R"({"labels": ["free"]})");
+        QCOMPARE(r.status, 401);
+        for (const QByteArray &bad :
+             {QByteArray(R"({"labels": []})"), QByteArray(R"({"labels": ["a", ""]})"),
+              QByteArray(R"({"labels": "a"})"),
+              QByteArray(R"({"labels": [1, 2, 3, 4, 5, 6, 7, 8, 9]})")}) {
+            r = stamp(auth, bad);
+            QVERIFY2(r.status == 400, bad.constData());
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                     QStringLiteral("labels"));
+        }
+        QCOMPARE(f.store().balance(account), granted);
+        QCOMPARE(ledgerSize(), entries);
+
+        // Three labels, then one: the price each time, exactly, charged before the answer left.
+        r = stamp(auth, R"({"labels": ["alpha", "beta", "gamma"]})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("object").toString(), QStringLiteral("probe.stamp"));
+        QCOMPARE(r.json().value("stamps").toInteger(), 3);
+        QCOMPARE(
+            r.json().value("labels").toArray(),
+            (QJsonArray{QStringLiteral("alpha"), QStringLiteral("beta"), QStringLiteral("gamma")}));
+        const QString three = QString::fromLatin1(r.header("x-request-id"));
+        QCOMPARE(f.store().balance(account), granted - price);
+        const LedgerEntry charge = f.store().ledger(account, 1).first();
+        QCOMPARE(charge.kind, QStringLiteral("charge"));
+        QCOMPARE(charge.amount, -price);
+        QCOMPARE(charge.requestId, three);
+        r = stamp(auth, R"({"labels": ["delta"]})");
+        QCOMPARE(r.status, 200);
+        const QString one = QString::fromLatin1(r.header("x-request-id"));
+        QCOMPARE(f.store().balance(account), granted - 2 * price);
+
+        // Less than the price left: 402 before the handler runs, nothing charged.
+        r = stamp(auth, R"({"labels": ["late"]})");
+        QCOMPARE(r.status, 402);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("insufficient_credits"));
+        const QString refused = QString::fromLatin1(r.header("x-request-id"));
+        QCOMPARE(f.store().balance(account), granted - 2 * price);
+        QCOMPARE(ledgerSize(), entries + 2);
+
+        // The usage API: every keyed request has its record (four 400s, two stamps, the 402),
+        // the meter under its registered field, exact; 0 on the records that stamped nothing.
+        UsageQuery keyed;
+        keyed.accountId = account;
+        keyed.keyId = keyId;
+        QTRY_COMPARE(f.store().usage(keyed).records.size(), 7);
+        const QByteArray token = f.createToken({QStringLiteral("usage:read")});
+        r = http.get("/api/v1/usage?key=" + QByteArray::number(keyId), token);
+        QCOMPARE(r.status, 200);
+        const QJsonArray data = r.json().value("data").toArray();
+        QCOMPARE(data.size(), 7);
+        QHash<QString, QJsonObject> byRequest;
+        for (const QJsonValue &v : data) {
+            const QJsonObject rec = v.toObject();
+            const QJsonObject units = rec.value("units").toObject();
+            QVERIFY(units.contains("probe_stamp_count"));
+            QVERIFY(!units.contains(ProbeFamily::kStampsMeter)); // the field, not the name
+            byRequest.insert(rec.value("request_id").toString(), rec);
+        }
+        const auto stamps = [&](const QString &requestId) {
+            return byRequest.value(requestId)
+                .value("units")
+                .toObject()
+                .value("probe_stamp_count")
+                .toInteger(-1);
+        };
+        QCOMPARE(stamps(three), 3);
+        QCOMPARE(byRequest.value(three).value("cost_units").toString(), QString::number(price));
+        QCOMPARE(stamps(one), 1);
+        QCOMPARE(byRequest.value(one).value("cost_units").toString(), QString::number(price));
+        QCOMPARE(stamps(refused), 0);
+        QCOMPARE(byRequest.value(refused).value("status").toInt(), 402);
+        QCOMPARE(byRequest.value(refused).value("cost_units").toString(), QStringLiteral("0"));
+        for (const QJsonValue &v : data) {
+            const QString id = v.toObject().value("request_id").toString();
+            if (id != three && id != one) {
+                QCOMPARE(stamps(id), 0);
+                QCOMPARE(byRequest.value(id).value("cost_units").toString(), QStringLiteral("0"));
+            }
+        }
+
+        // The window: the Usage panel has a column for the meter, headed by its label.
+        MainWindow window(f.services());
+        UsageModel *usage = window.usageModel();
+        QTRY_VERIFY(usage->meterColumns().contains(ProbeFamily::kStampsMeter));
+        const qsizetype meter = usage->meterColumns().indexOf(ProbeFamily::kStampsMeter);
+        const int column = int(UsageModel::ColumnCount + meter);
+        QVERIFY(window.showPanel(QStringLiteral("Usage")));
+        auto *panel = qobject_cast<UsagePanel *>(window.currentPanel());
+        QVERIFY(panel);
+        const QAbstractItemModel *table = panel->view()->model();
+        QCOMPARE(table->headerData(column, Qt::Horizontal).toString(), QStringLiteral("Stamps"));
+        QVERIFY(!panel->view()->isColumnHidden(column));
+        QHash<QString, QString> shown; // request id -> the meter's cell
+        // The keyed requests' records, and the usage API's own (a control token's).
+        QTRY_VERIFY(table->rowCount() >= 7);
+        for (int row = 0; row < table->rowCount(); ++row)
+            shown.insert(table->index(row, UsageModel::RequestIdColumn).data().toString(),
+                         table->index(row, column).data().toString());
+        QCOMPARE(shown.value(three), QStringLiteral("3"));
+        QCOMPARE(shown.value(one), QStringLiteral("1"));
+        QVERIFY(shown.contains(refused));
+        QCOMPARE(shown.value(refused), QString());
     }
 };
 
