@@ -333,6 +333,9 @@ void TestImagesMoney::otherInstancesHoldCounts()
                           R"({"text": "120.026208,30.279212", "srcCoord": "gcj02"})", key)
                  .status,
              200);
+    // B hands that request's hold back just after its charge (server/SharedState.h); until
+    // then both count, and A could refuse what follows.
+    QTRY_COMPARE(count(a, QStringLiteral("SELECT COALESCE(SUM(held), 0) FROM shared_holds")), 0);
     const HttpReply held =
         post(a, {{"prompt", "one heron"}, {"n", 2}}, key, {{"Prefer", "respond-async"}});
     QCOMPARE(held.status, 202);
