@@ -148,7 +148,7 @@ QList<RateBucket> DecisionsFamily::rateBuckets() const
 
 QList<RouteSpec> DecisionsFamily::routes(const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent());
+    UpstreamClient *client = &scope.upstream(); // the server's one client, shared
     // The chat evaluator's calls go through a gateway of their own on this server's thread,
     // over the gateway family's registry (its providers, catalog and keys in rotation).
     OverChat overChat;

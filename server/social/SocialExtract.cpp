@@ -235,7 +235,7 @@ void extract(SocialFamily &family, UpstreamClient *client, GuardedFetch *fetch,
 
 QList<RouteSpec> extractRoutes(SocialFamily &family, const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent());
+    UpstreamClient *client = &scope.upstream(); // the server's one client, shared
     auto *fetch = new GuardedFetch(scope.parent());
     RouteSpec r;
     r.method = "GET";

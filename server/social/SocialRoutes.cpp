@@ -248,7 +248,7 @@ void catalogRefresh(SocialFamily &family, QObject *home, const ContextPtr &ctx)
 
 QList<RouteSpec> socialRoutes(SocialFamily &family, const ServerScope &scope)
 {
-    auto *client = new UpstreamClient(scope.parent());
+    UpstreamClient *client = &scope.upstream(); // the server's one client, shared
     QObject *home = scope.parent();
     QList<RouteSpec> routes;
     for (const char *method : {"GET", "POST"}) {
