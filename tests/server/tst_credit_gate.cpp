@@ -134,7 +134,11 @@ private slots:
     {
         SY_OPEN_DB(t);
         Fixture f(t);
+        QSignalSpy announced(&f.db, &DatabaseService::creditsChanged);
         const ChargeResult seed = f.outside->applyLedger(f.account, "grant", 100, "seed", "", 0);
+        // The grant's announcement marks the balance stale: let it land before the gate exists,
+        // or a late one (PostgreSQL's feed under a slow build) forces a read below.
+        QVERIFY(announced.wait(5000));
         QObject context;
         CreditGate gate(f.db, nullptr, 60'000);
         QCOMPARE(admit(gate, f.account, 10, &context).outcome, CreditGate::Outcome::Admitted);
@@ -161,7 +165,9 @@ private slots:
     {
         SY_OPEN_DB(t);
         Fixture f(t);
+        QSignalSpy announced(&f.db, &DatabaseService::creditsChanged);
         f.outside->applyLedger(f.account, "grant", 100, "seed", "", 0);
+        QVERIFY(announced.wait(5000)); // as above: no late announcement during the test
         CreditGate gate(f.db, nullptr, kFreshMs);
         QObject context;
         auto gone = std::make_unique<QObject>();
