@@ -3,7 +3,8 @@
 #include <QMetaObject>
 #include <thread>
 
-JobQueue::JobQueue(int workers, const QString &name, QObject *parent) : QObject(parent)
+JobQueue::JobQueue(int workers, const QString &name, QObject *parent, int capacity)
+    : QObject(parent), m_capacity(capacity > 0 ? capacity : std::max(1, workers))
 {
     for (int i = 0; i < std::max(1, workers); ++i) {
         m_wakes.push_back(std::make_unique<std::binary_semaphore>(0));
@@ -42,6 +43,62 @@ void JobQueue::post(Job job)
     }
     if (wake)
         wake->release();
+}
+
+bool JobQueue::take()
+{
+    int now = m_held->load();
+    do {
+        if (now >= m_capacity)
+            return false;
+    } while (!m_held->compare_exchange_weak(now, now + 1));
+    return true;
+}
+
+JobQueue::Slot JobQueue::acquire()
+{
+    if (!take())
+        return nullptr;
+    // The counter, not the queue: a request may drop its slot after the server has gone.
+    std::atomic<int> *counter = m_held.get();
+    return Slot(counter, [held = m_held](void *) { held->fetch_sub(1); });
+}
+
+void JobQueue::run(const Slot &slot, std::function<void()> job)
+{
+    post([slot, job = std::move(job)]() -> Continuation {
+        job();
+        return nullptr;
+    });
+}
+
+bool JobQueue::tryPost(Job job)
+{
+    if (!take())
+        return false;
+    // Given back when the job ends (queued jobs run even when the queue goes): no Slot to
+    // allocate on the billed path.
+    post([held = m_held, job = std::move(job)] {
+        Continuation next = job();
+        held->fetch_sub(1);
+        return next;
+    });
+    return true;
+}
+
+bool JobQueue::tryRun(std::function<void()> job)
+{
+    Slot slot = acquire();
+    if (!slot)
+        return false;
+    run(slot, std::move(job));
+    return true;
+}
+
+int JobQueue::retryAfterSeconds() const
+{
+    const int threads = workers();
+    return std::max(1, (m_held->load() - threads) / threads + 1);
 }
 
 void JobQueue::work(std::binary_semaphore &wake)

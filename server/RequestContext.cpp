@@ -1,6 +1,7 @@
 #include "RequestContext.h"
 
 #include "CompactJson.h"
+#include "JobQueue.h"
 #include "Pipeline.h"
 
 #include <QDateTime>
@@ -104,6 +105,32 @@ void RequestContext::respondError(int status, const QString &message, const QStr
 void RequestContext::respondClientLeft()
 {
     respondError(499, QStringLiteral("The client closed the request."));
+}
+
+void RequestContext::respondBusy(const JobQueue &queue, const QString &what)
+{
+    const int after = queue.retryAfterSeconds();
+    respondRaw(503, "application/json",
+               ErrorEnvelope::body(errorStyle(), 503,
+                                   QStringLiteral("%1 are busy (%2 requests running or waiting); "
+                                                  "retry in %3 s.")
+                                       .arg(what)
+                                       .arg(queue.pending())
+                                       .arg(after),
+                                   {}, {}, QStringLiteral("engine_busy")),
+               {{"Retry-After", QByteArray::number(after)}});
+}
+
+void RequestContext::offload(JobQueue &queue, std::function<std::function<void()>()> job,
+                             const QString &what)
+{
+    if (!queue.tryPost(
+            [self = shared_from_this(), job = std::move(job)]() -> JobQueue::Continuation {
+                if (self->m_exchange->hasLeft()) // cancelled while it waited
+                    return [self] { self->respondClientLeft(); };
+                return job();
+            }))
+        respondBusy(queue, what);
 }
 
 void RequestContext::reserve(qint64 amount, std::function<void()> then)

@@ -14,6 +14,7 @@
 #include <QJsonValue>
 #include <QPointer>
 
+class JobQueue;
 class Pipeline;
 
 // Who made the request, once authenticated.
@@ -72,6 +73,13 @@ public:
     // 499, for a client that left: the request's usage is recorded, unbilled, and its hold
     // goes back.
     void respondClientLeft();
+    // 503 `engine_busy` with Retry-After, in the route's envelope: every slot of `queue` is
+    // taken. `what` names the engines in the message ("The audio engines").
+    void respondBusy(const JobQueue &queue, const QString &what);
+    // Runs `job` on `queue` (ServerScope::executor) in one of its slots, its continuation back
+    // on the server thread; respondBusy() when none is free. A client that leaves while the
+    // job waits cancels it: the job never runs and the request ends as 499, unbilled.
+    void offload(JobQueue &queue, std::function<std::function<void()>()> job, const QString &what);
 
     // Holds `amount` more credit units for this request, on top of the route's reservation,
     // for work whose size shows only in the body (minutes of media, items asked for). Admitted

@@ -21,11 +21,11 @@ qint64 ServerScope::held(qint64 accountId) const
     return m_pipeline.credits().reserved(accountId);
 }
 
-JobQueue &ServerScope::executor(const QString &name, int workers) const
+JobQueue &ServerScope::executor(const QString &name, int workers, int capacity) const
 {
     JobQueue *&queue = m_executors[name];
     if (!queue)
-        queue = new JobQueue(workers, name, m_parent);
+        queue = new JobQueue(workers, name, m_parent, capacity);
     return *queue;
 }
 

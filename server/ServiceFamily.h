@@ -60,10 +60,12 @@ public:
     // and the money path above.
     DatabaseService &database() const { return m_db; }
 
-    // Executors: the queue of `workers` threads named `name` (shown by top and perf), made on
-    // first use for this server and shared by every later call with that name; jobs run off
-    // the server thread, their continuations on it. Destroyed with the server.
-    JobQueue &executor(const QString &name, int workers) const;
+    // Executors: the queue of `workers` threads named `name` (shown by top and perf) that at
+    // most `capacity` requests hold at once (JobQueue.h), made on first use for this server and
+    // shared by every later call with that name; jobs run off the server thread, their
+    // continuations on it. RequestContext::offload() runs a request's work there, answering
+    // busy when it is full. Destroyed with the server.
+    JobQueue &executor(const QString &name, int workers, int capacity) const;
 
     // Upstream calls: this server's upstream client (on the server's event loop), made on
     // first use.

@@ -6,11 +6,13 @@
 #include "AddressRoutes.h"
 #include "ConfigFields.h"
 #include "DatabaseService.h"
+#include "JobQueue.h"
 
 #include <QCommandLineParser>
+#include <QDeadlineTimer>
 #include <QMutex>
 #include <QTextStream>
-#include <QThreadPool>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
@@ -27,8 +29,7 @@ using AddressStore::DataVersion;
 struct AddressFamily::Loader
 {
     explicit Loader(std::shared_ptr<AddressEngine> e) : engine(std::move(e)) {}
-    // The pool's tasks use this object: they end before it goes.
-    ~Loader() { pool.waitForDone(); }
+    // The queue's jobs use this object: they end before it goes (the queue is its last member).
 
     std::optional<DatabaseConfig> config() const
     {
@@ -61,7 +62,7 @@ struct AddressFamily::Loader
         if (!database || loading.exchange(true))
             return;
         const quint64 generation = engine->generation();
-        pool.start([this, database = *database, generation] {
+        queue.post([this, database = *database, generation]() -> JobQueue::Continuation {
             DataVersion version;
             std::shared_ptr<const LocalData> data;
             const auto read = [&](Store &store) {
@@ -78,18 +79,32 @@ struct AddressFamily::Loader
                 qWarning("address data: cannot load the imported zip codes and POIs: %s", e.what());
             }
             loading = false;
+            return nullptr;
         });
     }
 
     const std::shared_ptr<AddressEngine> engine;
     std::atomic_bool loading = false;
-    // Loads have a pool of their own, one per family, so that stop() can wait for them.
-    QThreadPool pool;
+    // Until the load that runs has ended (msecs < 0: however long it takes).
+    bool waitIdle(int msecs) const
+    {
+        const QDeadlineTimer deadline(msecs < 0 ? QDeadlineTimer::Forever : QDeadlineTimer(msecs));
+        while (loading.load()) {
+            if (deadline.hasExpired())
+                return false;
+            QThread::msleep(5);
+        }
+        return true;
+    }
 
 private:
     mutable QMutex mutex;                   // guards the two below
     std::optional<DatabaseConfig> m_config; // set by start()
     DataVersion m_loaded;                   // what the engine last installed from the database
+
+public:
+    // Loads run on a worker of their own (one per family, made with it), off every server.
+    JobQueue queue{1, QStringLiteral("address-load")};
 };
 
 AddressFamily::AddressFamily()
@@ -99,7 +114,7 @@ AddressFamily::AddressFamily()
 
 AddressFamily::~AddressFamily()
 {
-    m_loader->pool.waitForDone();
+    m_loader->waitIdle(-1);
 }
 
 void AddressFamily::configure(const QJsonObject &section, const ServerSettings &)
@@ -156,12 +171,12 @@ QList<RouteSpec> AddressFamily::routes(const ServerScope &scope)
 
 void AddressFamily::stop()
 {
-    m_loader->pool.waitForDone();
+    m_loader->waitIdle(-1);
 }
 
 bool AddressFamily::waitForLoad(int msecs)
 {
-    return m_loader->pool.waitForDone(msecs);
+    return m_loader->waitIdle(msecs);
 }
 
 bool AddressFamily::canImport() const

@@ -54,21 +54,6 @@ constexpr qint64 kMaxAhead = 1024 * 1024;
 
 using Cancel = std::shared_ptr<std::atomic_bool>;
 
-// Every engine thread and queue slot is taken: 503 with Retry-After.
-void busy(const ContextPtr &ctx, const AudioWorkers &workers)
-{
-    const int after = workers.retryAfterSeconds();
-    ctx->respondRaw(
-        503, "application/json",
-        ErrorEnvelope::body(ctx->errorStyle(), 503,
-                            QStringLiteral("The audio engines are busy (%1 requests running or "
-                                           "waiting); retry in %2 s.")
-                                .arg(workers.pending())
-                                .arg(after),
-                            {}, {}, QStringLiteral("engine_busy")),
-        {{"Retry-After", QByteArray::number(after)}});
-}
-
 // Runs f on the server thread (home lives there); dropped when the server is gone.
 template <typename F> void onServer(const QPointer<QObject> &home, F f)
 {
@@ -217,7 +202,7 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
         }
         slot = family->workers().acquire();
         if (!slot)
-            return busy(ctx, family->workers());
+            return ctx->respondBusy(family->workers(), QStringLiteral("The audio engines"));
         // Before the audio is decoded (or downloaded), the price of the shortest audio served:
         // a balance that cannot pay for any transcription is refused before any work. The
         // rest of the hold follows once the decoded duration is known, before the recognizer
@@ -526,7 +511,7 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
         }
         slot = family->workers().acquire();
         if (!slot)
-            return busy(ctx, family->workers());
+            return ctx->respondBusy(family->workers(), QStringLiteral("The audio engines"));
         params.speed = req.speed;
         const qint64 cost = AudioConfig::speechCost(req.characters, req.model->price);
         auto self = shared_from_this();

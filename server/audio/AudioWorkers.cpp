@@ -2,54 +2,26 @@
 
 #include "SpeechRecognizer.h"
 
+#include <algorithm>
 #include <QThread>
 
+namespace {
+
+int threadsFor(int threads)
+{
+    return threads > 0 ? threads : std::max(1, QThread::idealThreadCount());
+}
+
+} // namespace
+
 AudioWorkers::AudioWorkers(int threads, int queue, QString modelDir)
-    : m_threads(threads > 0 ? threads : std::max(1, QThread::idealThreadCount())),
-      m_queue(std::max(0, queue)), m_modelDir(std::move(modelDir))
+    : JobQueue(threadsFor(threads), QStringLiteral("audio"), nullptr,
+               threadsFor(threads) + std::max(0, queue)),
+      m_modelDir(std::move(modelDir))
 {
-    m_pool.setMaxThreadCount(m_threads);
-    // Recognizers hold their thread-local state per job, so idle threads can go.
-    m_pool.setExpiryTimeout(60'000);
 }
 
-AudioWorkers::~AudioWorkers()
-{
-    m_pool.waitForDone();
-}
-
-AudioWorkers::Slot AudioWorkers::acquire()
-{
-    int now = m_pending.load();
-    do {
-        if (now >= m_threads + m_queue)
-            return nullptr;
-    } while (!m_pending.compare_exchange_weak(now, now + 1));
-    // The pool outlives every slot (the family waits for its pool before it goes), so the
-    // counter can be reached from the deleter.
-    return Slot(this, [](void *p) { static_cast<AudioWorkers *>(p)->m_pending.fetch_sub(1); });
-}
-
-void AudioWorkers::run(const Slot &slot, std::function<void()> job)
-{
-    m_pool.start([slot, job = std::move(job)] { job(); });
-}
-
-bool AudioWorkers::tryRun(std::function<void()> job)
-{
-    Slot slot = acquire();
-    if (!slot)
-        return false;
-    run(slot, std::move(job));
-    return true;
-}
-
-int AudioWorkers::retryAfterSeconds() const
-{
-    // A queued job is a few seconds of work at most for the usual request; one second per
-    // job ahead of a thread, at least 1.
-    return std::max(1, (m_pending.load() - m_threads) / m_threads + 1);
-}
+AudioWorkers::~AudioWorkers() = default;
 
 std::shared_ptr<SpeechRecognizer> AudioWorkers::recognizer(QString *error)
 {
@@ -66,7 +38,7 @@ std::shared_ptr<SpeechRecognizer> AudioWorkers::recognizer(QString *error)
     if (!r)
         return nullptr;
     std::weak_ptr<Spare> spare = m_spare;
-    const int keep = m_threads;
+    const int keep = workers();
     return std::shared_ptr<SpeechRecognizer>(r.release(), [spare, keep](SpeechRecognizer *p) {
         if (auto s = spare.lock()) {
             std::lock_guard lock(s->mutex);

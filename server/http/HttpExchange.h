@@ -3,6 +3,7 @@
 #include "HttpHeaders.h"
 #include "HttpRequest.h"
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <QPointer>
@@ -21,7 +22,8 @@ public:
     const HttpRequest &request() const { return m_request; }
     HttpRequest &request() { return m_request; }
 
-    bool isOpen() const;        // the client is still there
+    bool isOpen() const; // the client is still there
+    bool hasLeft() const { return m_closed.load(std::memory_order_relaxed); } // any thread
     qint64 unsentBytes() const; // written but not yet taken by the client (a slow reader)
     // Written and not yet acknowledged by the client's TCP: unsentBytes() and what the kernel
     // still holds for it. What reached the client's machine, for billing a partial answer.
@@ -82,7 +84,7 @@ private:
     bool m_closeAfter = false;
     bool m_bodyUnread = false;
     // The client left: the connection object lingers until its deletion is processed.
-    bool m_closed = false;
+    std::atomic_bool m_closed = false; // read from workers by hasLeft()
     std::function<void()> m_onClosed;
 };
 

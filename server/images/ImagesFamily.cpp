@@ -70,38 +70,20 @@ void ImagesFamily::start(DatabaseService &db)
         throw std::runtime_error("images: cannot read the link secret: " + error.toStdString());
     m_linkSecret = QByteArray::fromHex(secret.toLatin1());
 
-    m_thread = std::make_unique<QThread>();
-    m_thread->setObjectName(QStringLiteral("images"));
-    m_thread->start();
     // Made, run and destroyed on the family's thread (their timers and sockets live there).
-    QObject anchor;
-    anchor.moveToThread(m_thread.get());
-    QMetaObject::invokeMethod(
-        &anchor,
-        [this] {
-            m_runner = new ImageRunner(*this);
-            m_dispatcher = new WebhookDispatcher(*this);
-        },
-        Qt::BlockingQueuedConnection);
+    m_thread.start([this] {
+        m_runner = new ImageRunner(*this);
+        m_dispatcher = new WebhookDispatcher(*this);
+    });
 }
 
 void ImagesFamily::stop()
 {
-    if (!m_thread)
-        return;
     // Destroyed on their own thread: their timers and connections belong to it.
-    QObject anchor;
-    anchor.moveToThread(m_thread.get());
-    QMetaObject::invokeMethod(
-        &anchor,
-        [this] {
-            delete m_runner.data();
-            delete m_dispatcher.data();
-        },
-        Qt::BlockingQueuedConnection);
-    m_thread->quit();
-    m_thread->wait();
-    m_thread.reset();
+    m_thread.stop([this] {
+        delete m_runner.data();
+        delete m_dispatcher.data();
+    });
 }
 
 QList<RouteSpec> ImagesFamily::routes(const ServerScope &scope)

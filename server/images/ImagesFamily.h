@@ -1,5 +1,6 @@
 #pragma once
 
+#include "FamilyThread.h"
 #include "ImagesConfig.h"
 #include "ServiceFamily.h"
 #include "upstream/UpstreamProvider.h"
@@ -7,7 +8,6 @@
 #include <memory>
 #include <QObject>
 #include <QPointer>
-#include <QThread>
 
 class DatabaseService;
 class ImageRunner;
@@ -75,7 +75,7 @@ private:
     KeyRotation m_keys;
     DatabaseService *m_db = nullptr;
     std::unique_ptr<ImagesEvents> m_events;
-    std::unique_ptr<QThread> m_thread;
+    FamilyThread m_thread{QStringLiteral("images")};
     QPointer<ImageRunner> m_runner;
     QPointer<WebhookDispatcher> m_dispatcher;
 };

@@ -72,29 +72,22 @@ void SocialFamily::start(DatabaseService &db)
 {
     if (m_cache && db.config().isPostgres())
         m_sharedCache = &db;
-    auto *keeper = new CatalogKeeper(m_config, db, m_keys);
-    qInfo("%s", qPrintable(keeper->loadAtStart()));
-    m_thread = std::make_unique<QThread>();
-    m_thread->setObjectName(QStringLiteral("social"));
-    keeper->moveToThread(m_thread.get());
-    m_keeper = keeper;
-    m_thread->start();
-    QMetaObject::invokeMethod(
-        keeper, [keeper] { keeper->begin(); }, Qt::QueuedConnection);
+    // Made, run and destroyed on the family's thread: its client, timer and call belong to it.
+    m_thread.start([this, &db] {
+        auto *keeper = new CatalogKeeper(m_config, db, m_keys);
+        qInfo("%s", qPrintable(keeper->loadAtStart()));
+        m_keeper = keeper;
+        // Once start() has returned: the first refresh need not hold up the server's start.
+        QMetaObject::invokeMethod(
+            keeper, [keeper] { keeper->begin(); }, Qt::QueuedConnection);
+    });
 }
 
 void SocialFamily::stop()
 {
-    if (!m_thread)
+    if (!m_thread.isRunning())
         return;
-    // Destroyed on its own thread: its client, timer and call belong to it.
-    QObject anchor;
-    anchor.moveToThread(m_thread.get());
-    QMetaObject::invokeMethod(
-        &anchor, [this] { delete m_keeper.data(); }, Qt::BlockingQueuedConnection);
-    m_thread->quit();
-    m_thread->wait();
-    m_thread.reset();
+    m_thread.stop([this] { delete m_keeper.data(); });
     m_sharedCache = nullptr;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "CatalogKeeper.h"
+#include "FamilyThread.h"
 #include "ResponseCache.h"
 #include "ServiceFamily.h"
 #include "SocialConfig.h"
@@ -9,7 +10,6 @@
 #include <QMutex>
 #include <QPointer>
 #include <QSet>
-#include <QThread>
 
 // Pass-through social-media data and video extraction as a service family; server/social/README.md
 // has the routes, the errors, the billing, the catalog and the configuration.
@@ -56,7 +56,7 @@ private:
     KeyRotation m_keys;
     std::shared_ptr<ResponseCache> m_cache;
     DatabaseService *m_sharedCache = nullptr;
-    std::unique_ptr<QThread> m_thread;
+    FamilyThread m_thread{QStringLiteral("social")};
     QPointer<CatalogKeeper> m_keeper;
     mutable QMutex m_platformsMutex;
     mutable std::weak_ptr<const SocialCatalog> m_platformsOf;

@@ -1,6 +1,7 @@
 #include "ProbeFamily.h"
 
 #include "DatabaseService.h"
+#include "JobQueue.h"
 #include "RequestContext.h"
 #include "RequestError.h"
 #include "Store.h"
@@ -11,6 +12,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTextStream>
+#include <QThread>
 
 namespace {
 
@@ -122,7 +124,27 @@ QList<RouteSpec> ProbeFamily::routes(const ServerScope &scope)
     billed.auth = AuthMode::ApiKey;
     billed.reservation = kStampPrice;
     billed.handler = stampRoute;
-    return {r, billed};
+    RouteSpec work;
+    work.method = "POST";
+    work.pattern = QStringLiteral("/v1/probe/work");
+    work.auth = AuthMode::ApiKey;
+    work.reservation = kStampPrice;
+    workQueue = &scope.executor(QStringLiteral("probe"), 1, kWorkCapacity);
+    work.handler = [queue = workQueue.load()](const ContextPtr &ctx) {
+        ctx->offload(
+            *queue,
+            [ctx]() -> JobQueue::Continuation {
+                while (holdWork.load())
+                    QThread::msleep(2);
+                ++workRuns;
+                return [ctx] {
+                    ctx->usage().cost = kStampPrice;
+                    ctx->respondJson(200, QJsonObject{{"object", "probe.work"}});
+                };
+            },
+            QStringLiteral("The probe's workers"));
+    };
+    return {r, billed, work};
 }
 
 QList<FamilyCommand> ProbeFamily::commands()

@@ -2,8 +2,10 @@
 
 #include "ServiceFamily.h"
 
+#include <atomic>
 #include <QStringList>
 
+class JobQueue;
 class PanelRegistry;
 class Store;
 
@@ -18,6 +20,11 @@ class Store;
 // answers {"object": "probe.stamp", "labels": [...], "stamps": n} and stores nothing. It holds
 // kStampPrice before it runs and is charged exactly that on success, whatever n is; its usage
 // record carries n under kStampsMeter. A bad body is 400 (param "labels"), unbilled.
+//
+// POST /v1/probe/work (API key) runs on the family's executor (ServerScope::executor, one
+// worker, kWorkCapacity requests at once): the job waits while holdWork is set, counts itself
+// in workRuns and answers {"object": "probe.work"}, charged kStampPrice. The test holds the
+// worker to fill the queue, see the busy answer and cancel a waiting request.
 class ProbeFamily : public ServiceFamily
 {
 public:
@@ -26,6 +33,10 @@ public:
     // What one POST /v1/probe/stamp costs, in credit units (its reservation and its charge).
     static constexpr qint64 kStampPrice = 250;
     static constexpr int kMaxLabels = 8;
+    static constexpr int kWorkCapacity = 2;
+    static inline std::atomic_bool holdWork = false;
+    static inline std::atomic<int> workRuns = 0;
+    static inline std::atomic<JobQueue *> workQueue = nullptr; // the last server's
 
     QString name() const override { return QStringLiteral("probe"); }
     QList<Migrations::Component> migrations() const override;

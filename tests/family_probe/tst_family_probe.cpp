@@ -4,6 +4,7 @@
 // its table migrated by each of them. On SQLite and PostgreSQL.
 #include "Cli.h"
 #include "HttpClient.h"
+#include "JobQueue.h"
 #include "MainWindow.h"
 #include "ProbeFamily.h"
 #include "ServerFixture.h"
@@ -17,6 +18,7 @@
 #include <QJsonArray>
 #include <QLabel>
 #include <QListWidget>
+#include <QMap>
 #include <QTableView>
 #include <QTest>
 #include <QTextStream>
@@ -29,6 +31,14 @@ class TestFamilyProbe : public QObject
     static FamilyList withProbe()
     {
         FamilyList families = createFamilies();
+        families.push_back(std::make_unique<ProbeFamily>());
+        return families;
+    }
+
+    // The probe alone, after the build's families that the server fixture adds.
+    static FamilyList probeOnly()
+    {
+        FamilyList families;
         families.push_back(std::make_unique<ProbeFamily>());
         return families;
     }
@@ -147,9 +157,7 @@ private slots:
     void billedRouteAndMeter_data() { addBackendRows(); }
     void billedRouteAndMeter()
     {
-        FamilyList probe;
-        probe.push_back(std::make_unique<ProbeFamily>());
-        SY_START_SERVER(f, ServerSettings::defaults(), {}, std::move(probe));
+        SY_START_SERVER(f, ServerSettings::defaults(), {}, probeOnly());
         constexpr qint64 price = ProbeFamily::kStampPrice;
         const qint64 account = f.store().defaultAccountId();
         qint64 keyId = 0;
@@ -271,6 +279,70 @@ private slots:
         QCOMPARE(shown.value(one), QStringLiteral("1"));
         QVERIFY(shown.contains(refused));
         QCOMPARE(shown.value(refused), QString());
+    }
+
+    // The family's executor through the host interface: with its one worker held and its queue
+    // full, the next request is refused busy (503 engine_busy, Retry-After, unbilled); a client
+    // that leaves while its job waits cancels it (the job never runs, 499, unbilled); the
+    // others are served and charged once the worker is free.
+    void executorBoundsAndCancels_data() { addBackendRows(); }
+    void executorBoundsAndCancels()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), {}, probeOnly());
+        constexpr qint64 price = ProbeFamily::kStampPrice;
+        const qint64 account = f.store().defaultAccountId();
+        qint64 keyId = 0;
+        const QByteArray key = f.createKey(QStringLiteral("work"), &keyId);
+        f.grant(10 * price);
+        const qint64 granted = f.store().balance(account);
+        const QList<QPair<QByteArray, QByteArray>> auth{{"X-API-Key", key}};
+        ProbeFamily::workRuns = 0;
+        ProbeFamily::holdWork = true;
+        struct Release // the worker is never left held, whatever fails
+        {
+            ~Release() { ProbeFamily::holdWork = false; }
+        } release;
+
+        HttpClient running = f.client(); // its job takes the worker and waits
+        HttpClient leaving = f.client(); // its job waits in the queue, then it leaves
+        running.send("POST", "/v1/probe/work", auth, "{}");
+        QTRY_VERIFY(ProbeFamily::workQueue.load());
+        JobQueue &queue = *ProbeFamily::workQueue.load();
+        QTRY_COMPARE(queue.pending(), 1);
+        leaving.send("POST", "/v1/probe/work", auth, "{}");
+        QTRY_COMPARE(queue.pending(), 2);
+        HttpClient refused = f.client();
+        HttpReply r = refused.request("POST", "/v1/probe/work", auth, "{}");
+        QCOMPARE(r.status, 503);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("engine_busy"));
+        QVERIFY(r.header("retry-after").toInt() >= 1);
+        QVERIFY(r.json().value("error").toObject().value("message").toString().contains(
+            QStringLiteral("The probe's workers are busy")));
+
+        leaving.socket().abort();
+        QTest::qWait(100); // the server sees it leave while the job still waits
+        ProbeFamily::holdWork = false;
+        r = running.readReply();
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("object").toString(), QStringLiteral("probe.work"));
+        // The one served and a new one: two runs, two charges; the cancelled job never ran.
+        r = refused.request("POST", "/v1/probe/work", auth, "{}");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(ProbeFamily::workRuns.load(), 2);
+        QCOMPARE(f.store().balance(account), granted - 2 * price);
+        UsageQuery keyed;
+        keyed.accountId = account;
+        keyed.keyId = keyId;
+        QTRY_COMPARE(f.store().usage(keyed).records.size(), 4);
+        QMap<int, int> statuses;
+        for (const UsageRecord &rec : f.store().usage(keyed).records) {
+            ++statuses[rec.status];
+            if (rec.status != 200)
+                QCOMPARE(rec.cost, qint64(0));
+        }
+        QCOMPARE(statuses, (QMap<int, int>{{200, 2}, {499, 1}, {503, 1}}));
+        QTRY_COMPARE(queue.pending(), 0);
     }
 };
 

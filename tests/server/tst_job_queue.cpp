@@ -1,5 +1,6 @@
 // JobQueue: jobs run off the queue's thread, continuations on it, none lost; a long job does
-// not hold up the others; destruction runs what was queued and returns.
+// not hold up the others; destruction runs what was queued and returns; request work is
+// bounded by the capacity (slots), refused when full and admitted again once a slot is back.
 #include "JobQueue.h"
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <QSet>
 #include <QTest>
 #include <QThread>
+#include <semaphore>
 #include <thread>
 
 class TestJobQueue : public QObject
@@ -138,6 +140,64 @@ private slots:
         QCOMPARE(ran.load(), 1'000);
         QCoreApplication::processEvents();
         QCOMPARE(continued, 0);
+    }
+
+    // Capacity 3 on one worker: a held job and two waiting fill it; the next is refused, with
+    // nothing queued, and Retry-After grows with the queue; slots come back as jobs end.
+    void requestWorkIsBounded()
+    {
+        JobQueue queue(1, QStringLiteral("test"), nullptr, 3);
+        QCOMPARE(queue.capacity(), 3);
+        QCOMPARE(queue.retryAfterSeconds(), 1);
+        std::binary_semaphore release(0);
+        std::atomic<int> ran{0};
+        int continued = 0;
+        const auto counted = [&]() -> JobQueue::Continuation {
+            ++ran;
+            return [&continued] { ++continued; };
+        };
+        QVERIFY(queue.tryPost([&]() -> JobQueue::Continuation {
+            release.acquire();
+            ++ran;
+            return [&continued] { ++continued; };
+        }));
+        QVERIFY(queue.tryPost(counted));
+        QVERIFY(queue.tryRun([&] { ++ran; }));
+        QCOMPARE(queue.pending(), 3);
+        QVERIFY(!queue.tryPost(counted));
+        QVERIFY(!queue.tryRun([&] { ++ran; }));
+        QVERIFY(!queue.acquire());
+        QCOMPARE(queue.retryAfterSeconds(), 3); // two ahead of the one worker, plus one
+        QCOMPARE(ran.load(), 0);
+        release.release();
+        QTRY_COMPARE_WITH_TIMEOUT(continued, 2, 10'000);
+        QCOMPARE(ran.load(), 3); // the refused ones never ran
+        QTRY_COMPARE(queue.pending(), 0);
+        QVERIFY(queue.tryPost(counted));
+        QTRY_COMPARE_WITH_TIMEOUT(continued, 3, 10'000);
+    }
+
+    // A slot is held across stages (with waits between them) and counts once; dropped, it gives
+    // its place back, even after the queue has gone.
+    void slotsSpanStagesAndMayOutliveTheQueue()
+    {
+        auto queue = std::make_unique<JobQueue>(2, QStringLiteral("test"), nullptr, 2);
+        JobQueue::Slot a = queue->acquire();
+        JobQueue::Slot b = queue->acquire();
+        QVERIFY(a && b);
+        QVERIFY(!queue->acquire());
+        std::atomic<int> stages{0};
+        for (int i = 0; i < 5; ++i)
+            queue->run(a, [&stages] { ++stages; });
+        QTRY_COMPARE_WITH_TIMEOUT(stages.load(), 5, 10'000);
+        QCOMPARE(queue->pending(), 2); // the stages took no slot of their own
+        a.reset();
+        QCOMPARE(queue->pending(), 1);
+        JobQueue::Slot c = queue->acquire();
+        QVERIFY(c);
+        c.reset();
+        queue.reset();
+        b.reset(); // after the queue: only its counter is touched
     }
 };
 
