@@ -235,6 +235,22 @@ const Migrations::Component &core()
                 "ALTER TABLE usage_records DROP COLUMN characters",
                 "ALTER TABLE usage_records DROP COLUMN images",
             },
+            // 9: a key's rules (KeyRules.h: budget, models, addresses, expiry) as compact JSON,
+            // NULL for none; a change to them is a change to the key, seen by every instance
+            // (the triggers of step 6, remade with the column). A key's spending in a budget
+            // period is read by key and time.
+            {
+                "ALTER TABLE api_keys ADD COLUMN rules TEXT",
+                "{SQLITE}DROP TRIGGER IF EXISTS keys_changed",
+                "{SQLITE}CREATE TRIGGER keys_changed AFTER UPDATE OF account_id, name, tier, "
+                "secret_hash, revoked_ms, rules ON api_keys BEGIN UPDATE change_counters SET n = "
+                "n + 1 WHERE topic = 'keys'; END",
+                "{POSTGRES}DROP TRIGGER IF EXISTS keys_changed ON api_keys",
+                "{POSTGRES}CREATE TRIGGER keys_changed AFTER INSERT OR DELETE OR UPDATE OF "
+                "account_id, name, tier, secret_hash, revoked_ms, rules ON api_keys FOR EACH "
+                "STATEMENT EXECUTE FUNCTION switchyard_changed('keys')",
+                "CREATE INDEX usage_key_time ON usage_records(key_id, time_ms)",
+            },
         }};
     return c;
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "KeyRules.h"
+
 #include <algorithm>
 #include <QDateTime>
 #include <QList>
@@ -19,6 +21,7 @@ struct ApiKeyRecord
     QDateTime created;
     QDateTime lastUsed;
     QDateTime revoked;
+    KeyRules rules;
     bool isRevoked() const { return revoked.isValid(); }
 };
 

@@ -42,6 +42,7 @@ ApiKeyRecord keyFrom(const QSqlQuery &q)
     r.created = timeOf(q.value(5));
     r.lastUsed = timeOf(q.value(6));
     r.revoked = timeOf(q.value(7));
+    r.rules = KeyRules::fromStored(q.value(8).toByteArray());
     return r;
 }
 
@@ -95,7 +96,7 @@ UsageRecord usageFrom(const QSqlQuery &q)
 }
 
 constexpr const char *kKeyColumns =
-    "id, account_id, name, prefix, tier, created_ms, last_used_ms, revoked_ms";
+    "id, account_id, name, prefix, tier, created_ms, last_used_ms, revoked_ms, rules";
 
 constexpr qint64 kFarFutureMs = 4'000'000'000'000'000;
 
@@ -164,22 +165,63 @@ qint64 Store::defaultAccountId()
     return m_defaultAccount;
 }
 
-CreatedSecret Store::createApiKey(qint64 accountId, const QString &name, const QString &tier)
+namespace {
+
+QVariant rulesValue(const KeyRules &rules)
+{
+    const QByteArray stored = rules.toStored();
+    return stored.isEmpty() ? QVariant(QMetaType::fromType<QString>())
+                            : QVariant(QString::fromUtf8(stored));
+}
+
+} // namespace
+
+CreatedSecret Store::createApiKey(qint64 accountId, const QString &name, const QString &tier,
+                                  const KeyRules &rules)
 {
     const QString secret = Secrets::generate(Secrets::kApiKeyPrefix);
     QSqlQuery &q = prepared("INSERT INTO api_keys (account_id, name, prefix, secret_hash, tier, "
-                            "created_ms) VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
+                            "created_ms, rules) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id");
     q.addBindValue(accountId);
     q.addBindValue(text(name));
     q.addBindValue(Secrets::displayPrefix(secret));
     q.addBindValue(QString::fromLatin1(Secrets::hash(secret)));
     q.addBindValue(tier.isEmpty() ? QStringLiteral("default") : tier);
     q.addBindValue(nowMs());
+    q.addBindValue(rulesValue(rules));
     exec(q);
     q.next();
     CreatedSecret created{q.value(0).toLongLong(), secret};
     q.finish();
     return created;
+}
+
+bool Store::updateApiKey(qint64 accountId, qint64 id, const QString &name, const QString &tier,
+                         const KeyRules &rules)
+{
+    QSqlQuery &q = prepared("UPDATE api_keys SET name = COALESCE(?, name), tier = ?, rules = ? "
+                            "WHERE account_id = ? AND id = ?");
+    q.addBindValue(name.isEmpty() ? QVariant(QMetaType::fromType<QString>())
+                                  : QVariant(text(name)));
+    q.addBindValue(tier.isEmpty() ? QStringLiteral("default") : tier);
+    q.addBindValue(rulesValue(rules));
+    q.addBindValue(accountId);
+    q.addBindValue(id);
+    exec(q);
+    return q.numRowsAffected() > 0;
+}
+
+qint64 Store::keySpent(qint64 keyId, qint64 fromMs, qint64 toMs)
+{
+    QSqlQuery &q = prepared("SELECT COALESCE(SUM(cost), 0) FROM usage_records WHERE key_id = ? "
+                            "AND time_ms >= ? AND time_ms < ?");
+    q.addBindValue(keyId);
+    q.addBindValue(fromMs);
+    q.addBindValue(toMs > 0 ? toMs : kFarFutureMs);
+    exec(q);
+    const qint64 spent = q.next() ? q.value(0).toLongLong() : 0;
+    q.finish();
+    return spent;
 }
 
 QList<ApiKeyRecord> Store::listApiKeys(qint64 accountId)
@@ -219,7 +261,7 @@ std::optional<ApiKeyRecord> Store::findApiKeyByHash(const QByteArray &hash)
     exec(q);
     std::optional<ApiKeyRecord> r;
     // The index finds the row; the final comparison is constant-time.
-    if (q.next() && Secrets::constantTimeEquals(q.value(8).toString().toLatin1(), hash))
+    if (q.next() && Secrets::constantTimeEquals(q.value(9).toString().toLatin1(), hash))
         r = keyFrom(q);
     q.finish();
     return r;

@@ -62,7 +62,15 @@ public:
 
     qint64 defaultAccountId();
 
-    CreatedSecret createApiKey(qint64 accountId, const QString &name, const QString &tier);
+    CreatedSecret createApiKey(qint64 accountId, const QString &name, const QString &tier,
+                               const KeyRules &rules = {});
+    // Changes a key's tier and rules (the name when non-empty); false: no such key. A revoked
+    // key may be changed (its rules show in the list) but stays revoked.
+    bool updateApiKey(qint64 accountId, qint64 id, const QString &name, const QString &tier,
+                      const KeyRules &rules);
+    // What a key's usage records cost from fromMs (inclusive) to toMs (exclusive; 0: no end),
+    // in credit units: its settled spending in a budget period.
+    qint64 keySpent(qint64 keyId, qint64 fromMs, qint64 toMs = 0);
     QList<ApiKeyRecord> listApiKeys(qint64 accountId);
     std::optional<ApiKeyRecord> apiKey(qint64 accountId, qint64 id);
     std::optional<ApiKeyRecord> findApiKeyByHash(const QByteArray &hash);

@@ -33,7 +33,8 @@ QString familyLabel(const ContextPtr &ctx)
 
 Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject *parent)
     : QObject(parent), m_db(db), m_settings(settings), m_auth(db, settings.authCacheMs, this),
-      m_credits(db, this, settings.balanceFreshMs)
+      m_credits(db, this, settings.balanceFreshMs),
+      m_budgets(db, settings.budgetZone, settings.balanceFreshMs, this)
 {
     m_clock.start();
     if (settings.sharedState && db.hasShared()) {
@@ -197,7 +198,9 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
             ctx->respondError(401, QStringLiteral("This API key has been revoked."));
             return;
         }
-        id = Identity{AuthMode::ApiKey, key->accountId, key->id, 0, key->tier, {}};
+        id = Identity{AuthMode::ApiKey, key->accountId, key->id, 0, key->tier, {}, key->rules};
+        if (!key->rules.isEmpty() && !keyRulesAllow(ctx, *key))
+            return;
     } else {
         const auto *token = std::get_if<ControlTokenRecord>(&record);
         if (!token) {
@@ -214,7 +217,7 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
             return;
         }
         id = Identity{AuthMode::ControlToken,    token->accountId, 0, token->id,
-                      QStringLiteral("default"), token->scopes};
+                      QStringLiteral("default"), token->scopes,    {}};
         if (!route.scope.isEmpty() && !token->scopes.contains(route.scope)) {
             ctx->respondError(
                 403, QStringLiteral("This control token lacks the '%1' scope "
@@ -238,22 +241,30 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
             readBody(ctx);
             return;
         }
-        m_shared->admit(
-            bucketKey, limit, id.accountId, amount,
-            [this, ctx, limit, amount](const SharedState::Answer &a) {
-                if (ctx->isAnswered()) { // the client left meanwhile
-                    if (amount > 0 && a.rate.allowed && a.outcome == CreditGate::Outcome::Admitted)
-                        m_shared->release(ctx->identity().accountId, amount);
-                    return;
-                }
-                if (limit > 0 && !rated(ctx, a.rate))
-                    return;
-                if (amount <= 0) {
-                    readBody(ctx);
-                    return;
-                }
-                held(ctx, amount, a.outcome, a.balance, a.held, [this, ctx] { readBody(ctx); });
-            });
+        auto shared = [this, ctx, bucketKey, limit, amount] {
+            m_shared->admit(bucketKey, limit, ctx->identity().accountId, amount,
+                            [this, ctx, limit, amount](const SharedState::Answer &a) {
+                                if (ctx->isAnswered()) { // the client left meanwhile
+                                    if (amount > 0 && a.rate.allowed &&
+                                        a.outcome == CreditGate::Outcome::Admitted)
+                                        m_shared->release(ctx->identity().accountId, amount);
+                                    return;
+                                }
+                                if (limit > 0 && !rated(ctx, a.rate))
+                                    return;
+                                if (amount <= 0) {
+                                    readBody(ctx);
+                                    return;
+                                }
+                                held(ctx, amount, a.outcome, a.balance, a.held,
+                                     [this, ctx] { readBody(ctx); });
+                            });
+        };
+        // The key's budget first (this instance's own gate), then the shared call.
+        if (amount > 0 && id.rules.budget)
+            holdBudget(ctx, amount, std::move(shared));
+        else
+            shared();
         return;
     }
     if (limit > 0 && !rated(ctx, m_rates.take(bucketKey, limit, m_clock.elapsed())))
@@ -292,6 +303,59 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
         then();
         return;
     }
+    if (!ctx->identity().rules.budget) {
+        holdCredit(ctx, amount, std::move(then));
+        return;
+    }
+    holdBudget(ctx, amount, [this, ctx, amount, then = std::move(then)]() mutable {
+        holdCredit(ctx, amount, std::move(then));
+    });
+}
+
+void Pipeline::holdBudget(const ContextPtr &ctx, qint64 amount, std::function<void()> then)
+{
+    const Identity &id = ctx->identity();
+    m_budgets.admit(
+        id.keyId, *id.rules.budget, amount, this,
+        [this, ctx, amount, then = std::move(then)](KeyBudgets::Outcome o,
+                                                    const KeyBudgets::State &state) {
+            const qint64 keyId = ctx->identity().keyId;
+            if (ctx->isAnswered()) { // answered meanwhile: the hold goes back at once
+                if (o == KeyBudgets::Outcome::Admitted)
+                    m_budgets.release(keyId, amount);
+                return;
+            }
+            if (o == KeyBudgets::Outcome::Unavailable) {
+                ctx->respondError(503, QStringLiteral("The key's spending cannot be read; try "
+                                                      "again shortly. Nothing was charged."));
+                return;
+            }
+            if (o == KeyBudgets::Outcome::Exceeded) {
+                const KeyRules::Budget &budget = *ctx->identity().rules.budget;
+                const QString resets = state.end.isValid()
+                                           ? QStringLiteral("; it resets at %1")
+                                                 .arg(state.end.toUTC().toString(Qt::ISODate))
+                                           : QStringLiteral("; it does not reset (a total budget)");
+                ctx->respondError(
+                    402,
+                    QStringLiteral("This API key's budget of %1 credits per %2 is used up: %3 "
+                                   "spent and %4 held by requests in progress, and this "
+                                   "request needs at least %5%6.")
+                        .arg(Money::formatCredits(budget.amount),
+                             KeyRules::periodName(budget.period), Money::formatCredits(state.spent),
+                             Money::formatCredits(state.held - ctx->m_budgetHeld),
+                             Money::formatCredits(amount + ctx->m_budgetHeld), resets),
+                    QStringLiteral("insufficient_credits"), {},
+                    QStringLiteral("key_budget_exceeded"));
+                return;
+            }
+            ctx->m_budgetHeld += amount;
+            then();
+        });
+}
+
+void Pipeline::holdCredit(const ContextPtr &ctx, qint64 amount, std::function<void()> then)
+{
     m_credits.admit(ctx->identity().accountId, amount, this,
                     [this, ctx, amount, then = std::move(then)](CreditGate::Outcome o,
                                                                 qint64 balance, qint64 held) {
@@ -378,6 +442,7 @@ void Pipeline::complete(const ContextPtr &ctx, int status, HttpHeaders headers,
                     return;
                 }
                 noteCharge(r.value);
+                noteSpent(ctx);
                 write(ctx, status, headers, body);
             },
             std::move(ctx->m_settlement));
@@ -415,7 +480,7 @@ void Pipeline::stampUsage(const ContextPtr &ctx, int status)
     if (id.kind == AuthMode::ApiKey) {
         u.accountId = id.accountId;
         u.keyId = id.keyId;
-        u.time = QDateTime::currentDateTimeUtc();
+        u.time = m_budgets.now(); // the clock budget periods are reckoned by
         if (u.endpoint.isEmpty())
             u.endpoint = ctx->request().path;
         u.status = status;
@@ -429,6 +494,57 @@ void Pipeline::releaseHold(const ContextPtr &ctx)
         m_credits.release(ctx->identity().accountId, ctx->m_reserved);
         ctx->m_reserved = 0;
     }
+    if (ctx->m_budgetHeld > 0) {
+        m_budgets.release(ctx->identity().keyId, ctx->m_budgetHeld);
+        ctx->m_budgetHeld = 0;
+    }
+}
+
+void Pipeline::noteSpent(const ContextPtr &ctx)
+{
+    if (ctx->identity().rules.budget)
+        m_budgets.charged(ctx->identity().keyId, ctx->usage().cost, ctx->usage().time);
+}
+
+bool Pipeline::keyRulesAllow(const ContextPtr &ctx, const ApiKeyRecord &key)
+{
+    const QDateTime now = m_budgets.now();
+    if (key.rules.isExpired(now)) {
+        ctx->respondError(401,
+                          QStringLiteral("This API key expired at %1.")
+                              .arg(key.rules.expires.toUTC().toString(Qt::ISODate)),
+                          {}, {}, QStringLiteral("key_expired"));
+        return false;
+    }
+    if (!key.rules.allowedIps.isEmpty()) {
+        const QHostAddress client = clientAddress(ctx->request());
+        if (!key.rules.allowsAddress(client)) {
+            ctx->respondError(
+                403, QStringLiteral("This API key may not be used from %1.").arg(client.toString()),
+                QStringLiteral("permission_error"), {}, QStringLiteral("ip_not_allowed"));
+            return false;
+        }
+    }
+    return true;
+}
+
+QHostAddress Pipeline::clientAddress(const HttpRequest &request) const
+{
+    // The peer, unless it is a trusted proxy: then the nearest address in X-Forwarded-For that
+    // is not one (each proxy appends the address it heard from).
+    QHostAddress client = request.peer;
+    if (m_settings.trustedProxies.isEmpty() || !KeyRules::inAny(m_settings.trustedProxies, client))
+        return client;
+    const QList<QByteArray> hops = request.header("x-forwarded-for").split(',');
+    for (qsizetype i = hops.size() - 1; i >= 0; --i) {
+        const QHostAddress hop(QString::fromLatin1(hops[i].trimmed()));
+        if (hop.isNull())
+            break; // not an address: stop at what can be believed
+        client = hop;
+        if (!KeyRules::inAny(m_settings.trustedProxies, hop))
+            break;
+    }
+    return client;
 }
 
 Pipeline::~Pipeline()
@@ -436,16 +552,20 @@ Pipeline::~Pipeline()
     m_closing = true;
 }
 
-void Pipeline::releaseLeftHold(qint64 accountId, qint64 amount)
+void Pipeline::releaseLeftHold(qint64 accountId, qint64 amount, qint64 keyId, qint64 budgetHeld)
 {
     if (m_closing)
         return;
+    auto release = [this, accountId, amount, keyId, budgetHeld] {
+        if (amount > 0)
+            m_credits.release(accountId, amount);
+        if (budgetHeld > 0)
+            m_budgets.release(keyId, budgetHeld);
+    };
     if (QThread::currentThread() == thread())
-        m_credits.release(accountId, amount);
+        release();
     else
-        QMetaObject::invokeMethod(
-            this, [this, accountId, amount] { m_credits.release(accountId, amount); },
-            Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, release, Qt::QueuedConnection);
 }
 
 void Pipeline::observe(const ContextPtr &ctx, int status)
@@ -507,6 +627,7 @@ void Pipeline::finishStream(const ContextPtr &ctx, const QByteArray &tail,
                     return;
                 }
                 noteCharge(r.value);
+                noteSpent(ctx);
                 end(tail);
             },
             std::move(ctx->m_settlement));

@@ -3,6 +3,7 @@
 #include "Authenticator.h"
 #include "CreditGate.h"
 #include "http/HttpHandler.h"
+#include "KeyBudgets.h"
 #include "Metrics.h"
 #include "RateLimiter.h"
 #include "RequestContext.h"
@@ -44,6 +45,8 @@ public:
     // server.shared_state is "off".
     SharedState *sharedState() { return m_shared.get(); }
     const ServerSettings &settings() const { return m_settings; }
+    // Keys' budgets; tests set its clock (KeyBudgets::setClock), which expiry is checked by too.
+    KeyBudgets &budgets() { return m_budgets; }
 
     void head(const ExchangePtr &exchange) override;
     void reject(const ExchangePtr &exchange, int status, const QString &message) override;
@@ -58,6 +61,7 @@ private:
 
     ErrorStyle errorStyleForPath(const QString &path) const;
     CreditGate &credits() { return m_credits; }
+    // Holds `amount` against the key's budget (when it has one), then its account's credit.
     void reserve(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
     void complete(const ContextPtr &ctx, int status, HttpHeaders headers, const QByteArray &body);
     void startStream(const ContextPtr &ctx, int status, HttpHeaders headers);
@@ -66,7 +70,18 @@ private:
     void releaseHold(const ContextPtr &ctx);
     // A hold whose context ended without an answer; from any thread (the context's last owner
     // may be a worker), released on the pipeline's.
-    void releaseLeftHold(qint64 accountId, qint64 amount);
+    void releaseLeftHold(qint64 accountId, qint64 amount, qint64 keyId, qint64 budgetHeld);
+    // The key's budget hold of `amount` (step 4, before the credit hold): 402
+    // key_budget_exceeded or 503, or then() with the hold kept.
+    void holdBudget(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
+    void holdCredit(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
+    // The key's rules that decide before anything is held: expiry (401 key_expired) and the
+    // client's address (403 ip_not_allowed); false when it answered.
+    bool keyRulesAllow(const ContextPtr &ctx, const ApiKeyRecord &key);
+    // A settled charge counted in the key's budget period.
+    void noteSpent(const ContextPtr &ctx);
+    // The client's address for the key's allowed_ips: the peer, or what trusted proxies say.
+    QHostAddress clientAddress(const HttpRequest &request) const;
 
     qint64 bodyLimit(const RouteSpec &route) const;
     // A 413's message in the route's words (its tooLarge), when it has them.
@@ -98,6 +113,7 @@ private:
     RateLimiter m_rates;
     QElapsedTimer m_clock; // the rate limiter's time: monotonic, since the Pipeline began
     CreditGate m_credits;
+    KeyBudgets m_budgets;
     std::unique_ptr<SharedState> m_shared;
     Metrics m_metrics;
     // Set as destruction begins: the members' waiting callbacks may hold the last reference to

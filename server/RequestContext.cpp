@@ -41,8 +41,9 @@ RequestContext::RequestContext(Pipeline &pipeline, ExchangePtr exchange)
 
 RequestContext::~RequestContext()
 {
-    if (m_reserved > 0 && m_pipelineAlive)
-        m_pipelineAlive->releaseLeftHold(m_identity.accountId, m_reserved);
+    if ((m_reserved > 0 || m_budgetHeld > 0) && m_pipelineAlive)
+        m_pipelineAlive->releaseLeftHold(m_identity.accountId, m_reserved, m_identity.keyId,
+                                         m_budgetHeld);
 }
 
 std::optional<QJsonObject> RequestContext::jsonBody()
@@ -105,6 +106,18 @@ void RequestContext::respondError(int status, const QString &message, const QStr
 void RequestContext::respondClientLeft()
 {
     respondError(499, QStringLiteral("The client closed the request."));
+}
+
+bool RequestContext::allowsModel(const QString &model)
+{
+    if (m_identity.rules.allowsModel(model))
+        return true;
+    respondError(403,
+                 QStringLiteral("This API key may not use the model '%1' (it may use: %2).")
+                     .arg(model, m_identity.rules.models.join(u", ")),
+                 QStringLiteral("permission_error"), QStringLiteral("model"),
+                 QStringLiteral("model_not_allowed"));
+    return false;
 }
 
 void RequestContext::respondBusy(const JobQueue &queue, const QString &what)

@@ -26,6 +26,7 @@ struct Identity
     qint64 tokenId = 0;
     QString tier = QStringLiteral("default");
     QStringList scopes;
+    KeyRules rules; // an API key's
 };
 
 // Everything a handler needs for one request. Handlers answer exactly once through
@@ -73,6 +74,10 @@ public:
     // 499, for a client that left: the request's usage is recorded, unbilled, and its hold
     // goes back.
     void respondClientLeft();
+    // The API key's models rule (KeyRules::models): false, after answering 403
+    // model_not_allowed, when the key may not use `model`. A family asks once it knows the
+    // model (what `auto` resolved to), before any upstream call or engine work.
+    bool allowsModel(const QString &model);
     // 503 `engine_busy` with Retry-After, in the route's envelope: every slot of `queue` is
     // taken. `what` names the engines in the message ("The audio engines").
     void respondBusy(const JobQueue &queue, const QString &what);
@@ -126,6 +131,7 @@ private:
     UsageRecord m_usage;
     HttpHeaders m_rateHeaders;
     qint64 m_reserved = 0;
+    qint64 m_budgetHeld = 0; // of m_identity's key budget
     // Taken when an API key is accepted (every such request settles or records usage), handed
     // over with the record; dropped with the context if it ends without one.
     SettlementTicket m_settlement;

@@ -21,6 +21,11 @@ qint64 ServerScope::held(qint64 accountId) const
     return m_pipeline.credits().reserved(accountId);
 }
 
+KeyBudgets &ServerScope::budgets() const
+{
+    return m_pipeline.budgets();
+}
+
 JobQueue &ServerScope::executor(const QString &name, int workers, int capacity) const
 {
     JobQueue *&queue = m_executors[name];

@@ -1,6 +1,7 @@
 #include "ServerSettings.h"
 
 #include "ConfigFields.h"
+#include "KeyRules.h"
 
 #include <QFile>
 #include <QJsonDocument>
@@ -76,6 +77,21 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
         QStringLiteral("shared_state"), s.sharedState, {{"auto", true}, {"off", false}},
         QStringLiteral("auto: shared with PostgreSQL; off: per instance"));
     s.metricsPublic = server.flag(QStringLiteral("metrics_public"), s.metricsPublic);
+    const QString zone = server.string(QStringLiteral("budget_time_zone"), QStringLiteral("UTC"),
+                                       QStringLiteral("an IANA time zone name"));
+    s.budgetZone = zone == u"UTC" ? QTimeZone::utc() : QTimeZone(zone.toUtf8());
+    if (!s.budgetZone.isValid())
+        server.fail(QStringLiteral("budget_time_zone"),
+                    QStringLiteral("must be an IANA time zone name (\"UTC\", "
+                                   "\"Asia/Shanghai\"); '%1' is not one")
+                        .arg(zone));
+    s.trustedProxies = server.strings(QStringLiteral("trusted_proxies"), {},
+                                      QStringLiteral("an array of addresses or CIDRs"));
+    for (const QString &cidr : s.trustedProxies)
+        if (!KeyRules::validCidr(cidr))
+            server.fail(QStringLiteral("trusted_proxies"),
+                        QStringLiteral("must be an array of addresses or CIDRs; '%1' is not one")
+                            .arg(cidr));
     for (const QString &key : root.json().keys()) {
         if (key == u"server" || key == u"rate_limits")
             continue;

@@ -4,6 +4,7 @@
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
+#include <QTimeZone>
 
 // Rate limits per key tier: requests per minute for each named bucket. A bucket missing from a
 // tier falls back to the tier's "default" entry.
@@ -49,8 +50,14 @@ struct ServerSettings
     int sharedTimeoutMs = 2'000;
     // An instance not seen this long is gone: its holds stop counting.
     int instanceAliveMs = 10'000;
-    // How old a balance read may be and still admit a request (CreditGate).
+    // How old a balance read may be and still admit a request (CreditGate), and a key's
+    // spending in its budget period (KeyBudgets).
     int balanceFreshMs = 1'000;
+    // server.budget_time_zone: where a key's budget periods start at 00:00 (an IANA name).
+    QTimeZone budgetZone = QTimeZone::utc();
+    // server.trusted_proxies: CIDRs of proxies whose X-Forwarded-For names the client (a key's
+    // allowed_ips are checked against that client); the peer's own address otherwise.
+    QStringList trustedProxies;
     // Unsent bytes of a stream before its client is dropped as not reading.
     qint64 maxStreamBuffer = 16 * 1024 * 1024;
     QHash<QString, RateTier> tiers; // "default" always present after load

@@ -20,6 +20,7 @@
 
 class DatabaseService;
 class JobQueue;
+class KeyBudgets;
 class Metrics;
 class Pipeline;
 class QCommandLineParser;
@@ -55,6 +56,9 @@ public:
     void noteBalance(qint64 accountId, qint64 balanceAfter, qint64 ledgerId) const;
     // The credit units the requests in progress on this server hold on an account.
     qint64 held(qint64 accountId) const;
+    // Keys' budgets (KeyBudgets.h): the clock and zone their periods are reckoned by, and
+    // what this server's requests hold on each key.
+    KeyBudgets &budgets() const;
 
     // Storage: the database service, for the family's own tables (SQL in models/<family>/)
     // and the money path above.

@@ -176,6 +176,8 @@ struct Transcription : AudioJob, std::enable_shared_from_this<Transcription>
 
     void start()
     {
+        if (!ctx->allowsModel(req.model->id))
+            return;
         if (!req.provider->unusableReason().isEmpty()) {
             ctx->respondError(503, req.provider->unusableReason(), {}, QStringLiteral("model"),
                               QStringLiteral("provider_not_configured"));
@@ -486,6 +488,8 @@ struct Speech : AudioJob, std::enable_shared_from_this<Speech>
 
     void start()
     {
+        if (!ctx->allowsModel(req.model->id))
+            return;
         const AudioConfig &config = family->config();
         if (req.promptAudio && !config.cloneProvider.isEmpty())
             target = config.provider(config.cloneProvider);

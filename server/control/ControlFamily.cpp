@@ -2,6 +2,7 @@
 
 #include "ControlApi.h"
 #include "DatabaseService.h"
+#include "KeyBudgets.h"
 #include "Money.h"
 #include "Scopes.h"
 
@@ -13,17 +14,82 @@ namespace {
 
 using namespace ControlApi;
 
-QJsonObject keyJson(const ApiKeyRecord &k)
+// A key with its rules (KeyRules::toApi) and, for a budget, `spent` in the current period
+// (settled charges; `held` is what its requests in progress hold on this instance) and
+// `resets_at` (null for a total budget). Status: revoked, expired or active.
+QJsonObject keyJson(const ApiKeyRecord &k, const KeyBudgets &budgets, qint64 spent = 0)
 {
-    return {{"id", QString::number(k.id)},
-            {"object", "api_key"},
-            {"name", k.name},
-            {"prefix", k.prefix},
-            {"tier", k.tier},
-            {"created_at", timeJson(k.created)},
-            {"last_used_at", timeJson(k.lastUsed)},
-            {"revoked_at", timeJson(k.revoked)},
-            {"status", k.isRevoked() ? "revoked" : "active"}};
+    const QDateTime now = budgets.now();
+    QJsonObject o{{"id", QString::number(k.id)},
+                  {"object", "api_key"},
+                  {"name", k.name},
+                  {"prefix", k.prefix},
+                  {"tier", k.tier},
+                  {"created_at", timeJson(k.created)},
+                  {"last_used_at", timeJson(k.lastUsed)},
+                  {"revoked_at", timeJson(k.revoked)},
+                  {"status", k.isRevoked()            ? "revoked"
+                             : k.rules.isExpired(now) ? "expired"
+                                                      : "active"}};
+    const QJsonObject rules = k.rules.toApi();
+    for (auto it = rules.begin(); it != rules.end(); ++it)
+        o.insert(it.key(), it.value());
+    if (k.rules.budget) {
+        const KeyBudgets::State state = budgets.state(k.id, k.rules.budget->period);
+        o.insert("spent", Money::formatCredits(spent));
+        o.insert("held", Money::formatCredits(state.held));
+        o.insert("resets_at", timeJson(state.end));
+    } else {
+        o.insert("spent", QJsonValue());
+        o.insert("held", QJsonValue());
+        o.insert("resets_at", QJsonValue());
+    }
+    return o;
+}
+
+// Settled spending of each key with a budget in its current period (on the store's thread).
+QHash<qint64, qint64> spentOf(Store &s, const QList<ApiKeyRecord> &keys, const QDateTime &now,
+                              const QTimeZone &zone)
+{
+    QHash<qint64, qint64> spent;
+    for (const ApiKeyRecord &k : keys)
+        if (k.rules.budget) {
+            const auto [start, end] = KeyRules::periodAt(k.rules.budget->period, now, zone);
+            spent.insert(k.id, s.keySpent(k.id, start.toMSecsSinceEpoch(),
+                                          end.isValid() ? end.toMSecsSinceEpoch() : 0));
+        }
+    return spent;
+}
+
+// The tier of a POST or PATCH body: absent keeps `fallback`; else it must name a configured
+// tier (400 naming the field, false).
+bool tierFrom(const ServerScope &host, const ContextPtr &ctx, const QJsonObject &body,
+              QString *tier)
+{
+    const QJsonValue tierValue = body.value("tier");
+    if (tierValue.isUndefined())
+        return true;
+    const QStringList tiers = host.rateTiers();
+    if (!tierValue.isString() || !tiers.contains(tierValue.toString())) {
+        ctx->respondError(400,
+                          QStringLiteral("'tier' must name a configured rate-limit tier (%1).")
+                              .arg(tiers.join(u", ")),
+                          {}, QStringLiteral("tier"));
+        return false;
+    }
+    *tier = tierValue.toString();
+    return true;
+}
+
+// The rules of a POST or PATCH body over `base` (400 naming the field, nullopt).
+std::optional<KeyRules> rulesFrom(const ContextPtr &ctx, const QJsonObject &body,
+                                  const KeyRules &base)
+{
+    QString field, error;
+    auto rules = KeyRules::fromApi(body, base, &field, &error);
+    if (!rules)
+        ctx->respondError(400, error, {}, field);
+    return rules;
 }
 
 // A record's quantities: its tokens and requests, then every meter described (the families'
@@ -157,14 +223,20 @@ void usage(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec
 void listKeys(const ServerScope &host, const ContextPtr &ctx)
 {
     const qint64 account = ctx->identity().accountId;
-    host.database().read<QList<ApiKeyRecord>>(
-        host.parent(), [account](Store &s) { return s.listApiKeys(account); },
-        [ctx](const DbResult<QList<ApiKeyRecord>> &r) {
+    using Listed = QPair<QList<ApiKeyRecord>, QHash<qint64, qint64>>;
+    const KeyBudgets &budgets = host.budgets();
+    host.database().read<Listed>(
+        host.parent(),
+        [account, now = budgets.now(), zone = budgets.zone()](Store &s) {
+            const QList<ApiKeyRecord> keys = s.listApiKeys(account);
+            return Listed(keys, spentOf(s, keys, now, zone));
+        },
+        [ctx, &budgets](const DbResult<Listed> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
             QJsonArray data;
-            for (const ApiKeyRecord &k : r.value)
-                data.append(keyJson(k));
+            for (const ApiKeyRecord &k : r.value.first)
+                data.append(keyJson(k, budgets, r.value.second.value(k.id)));
             ctx->respondJson(200, QJsonObject{{"object", "list"}, {"data", data}});
         });
 }
@@ -181,18 +253,12 @@ void createKey(const ServerScope &host, const ContextPtr &ctx)
                                  QStringLiteral("'name' is required: a string of 1 to 200 "
                                                 "characters."),
                                  {}, QStringLiteral("name"));
-    const QJsonValue tierValue = body->value("tier");
     QString tier = QStringLiteral("default");
-    if (!tierValue.isUndefined()) {
-        const QStringList tiers = host.rateTiers();
-        if (!tierValue.isString() || !tiers.contains(tierValue.toString()))
-            return ctx->respondError(400,
-                                     QStringLiteral("'tier' must name a configured rate-limit "
-                                                    "tier (%1).")
-                                         .arg(tiers.join(u", ")),
-                                     {}, QStringLiteral("tier"));
-        tier = tierValue.toString();
-    }
+    if (!tierFrom(host, ctx, *body, &tier))
+        return;
+    const auto rules = rulesFrom(ctx, *body, {});
+    if (!rules)
+        return;
     const QString name = nameValue.toString().trimmed();
     const qint64 account = ctx->identity().accountId;
     struct Created
@@ -205,15 +271,15 @@ void createKey(const ServerScope &host, const ContextPtr &ctx)
         host.parent(),
         [=](Store &s) {
             Created c;
-            c.secret = s.createApiKey(account, name, tier);
+            c.secret = s.createApiKey(account, name, tier, *rules);
             c.record = *s.apiKey(account, c.secret.id);
             return c;
         },
-        [ctx, &db](const DbResult<Created> &r) {
+        [ctx, &db, &budgets = host.budgets()](const DbResult<Created> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
             db.announceApiKeysChanged();
-            QJsonObject out = keyJson(r.value.record);
+            QJsonObject out = keyJson(r.value.record, budgets);
             out.insert("key", r.value.secret.secret); // the only time the full value is shown
             ctx->respondJson(201, out);
         });
@@ -236,13 +302,75 @@ void revokeKey(const ServerScope &host, const ContextPtr &ctx)
             s.revokeApiKey(account, *id);
             return s.apiKey(account, *id);
         },
-        [ctx, &db, id](const DbResult<std::optional<ApiKeyRecord>> &r) {
+        [ctx, &db, id, &budgets = host.budgets()](const DbResult<std::optional<ApiKeyRecord>> &r) {
             if (!r.ok())
                 return storeUnavailable(ctx, r.error);
             if (!r.value)
                 return ctx->respondError(404, QStringLiteral("No API key with id '%1'.").arg(*id));
             db.announceApiKeysChanged();
-            ctx->respondJson(200, keyJson(*r.value));
+            ctx->respondJson(200, keyJson(*r.value, budgets));
+        });
+}
+
+// PATCH /api/v1/api-keys/{id}: name, tier and any rule (null removes one); the key as GET
+// shows it.
+void updateKey(const ServerScope &host, const ContextPtr &ctx)
+{
+    const auto id = parseId(ctx->param(QStringLiteral("id")));
+    if (!id)
+        return ctx->respondError(
+            404, QStringLiteral("No API key with id '%1'.").arg(ctx->param(QStringLiteral("id"))));
+    const auto body = ctx->jsonBody();
+    if (!body)
+        return;
+    static const QStringList known{"name", "tier", "budget", "models", "allowed_ips", "expires_at"};
+    for (const QString &field : body->keys())
+        if (!known.contains(field))
+            return ctx->respondError(400,
+                                     QStringLiteral("'%1' cannot be changed; a key's fields are "
+                                                    "%2.")
+                                         .arg(field, known.join(u", ")),
+                                     {}, field);
+    QString name;
+    if (body->contains("name")) {
+        const QJsonValue v = body->value("name");
+        if (!v.isString() || v.toString().trimmed().isEmpty() || v.toString().size() > 200)
+            return ctx->respondError(400,
+                                     QStringLiteral("'name' must be a string of 1 to 200 "
+                                                    "characters."),
+                                     {}, QStringLiteral("name"));
+        name = v.toString().trimmed();
+    }
+    QString tier;
+    if (!tierFrom(host, ctx, *body, &tier))
+        return;
+    // The rules are checked here against an empty base (for the 400), then applied in the
+    // store's thread over the key's own.
+    if (!rulesFrom(ctx, *body, {}))
+        return;
+    const qint64 account = ctx->identity().accountId;
+    DatabaseService &db = host.database();
+    const KeyBudgets &budgets = host.budgets();
+    using Updated = QPair<std::optional<ApiKeyRecord>, qint64>;
+    db.write<Updated>(
+        host.parent(),
+        [=, body = *body, now = budgets.now(), zone = budgets.zone()](Store &s) -> Updated {
+            auto existing = s.apiKey(account, *id);
+            if (!existing)
+                return {};
+            QString field, error;
+            const KeyRules rules = *KeyRules::fromApi(body, existing->rules, &field, &error);
+            s.updateApiKey(account, *id, name, tier.isEmpty() ? existing->tier : tier, rules);
+            auto updated = s.apiKey(account, *id);
+            return Updated(updated, spentOf(s, {*updated}, now, zone).value(*id));
+        },
+        [ctx, &db, &budgets, id](const DbResult<Updated> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            if (!r.value.first)
+                return ctx->respondError(404, QStringLiteral("No API key with id '%1'.").arg(*id));
+            db.announceApiKeysChanged();
+            ctx->respondJson(200, keyJson(*r.value.first, budgets, r.value.second));
         });
 }
 
@@ -274,6 +402,7 @@ QList<RouteSpec> ControlFamily::routes(const ServerScope &scope)
           [this](const ServerScope &host, const ContextPtr &ctx) { usage(host, ctx, m_meters); });
     route("GET", "/api/v1/api-keys", Scopes::ApiKeysRead, listKeys);
     route("POST", "/api/v1/api-keys", Scopes::ApiKeysWrite, createKey);
+    route("PATCH", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, updateKey);
     route("DELETE", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, revokeKey);
     return routes;
 }

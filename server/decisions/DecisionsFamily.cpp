@@ -47,6 +47,8 @@ void decide(DecisionsFamily &family, UpstreamClient *client, const ContextPtr &c
         return ctx->respondError(400, notDecisions, QStringLiteral("invalid_request_error"),
                                  QStringLiteral("model"), QStringLiteral("model_not_found"));
     }
+    if (!ctx->allowsModel(model->id))
+        return;
     const DecisionProvider *provider = config.provider(model->provider);
     if (const QString why = provider->unusableReason(); !why.isEmpty())
         return ctx->respondError(503, why, QStringLiteral("server_error"), {},

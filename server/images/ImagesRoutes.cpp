@@ -102,6 +102,8 @@ void ImagesServer::submit(const ContextPtr &ctx)
         return ctx->respondError(error);
     const ImagesConfig &c = m_family.config();
     const ImageModel *model = c.model(req->model);
+    if (!ctx->allowsModel(model->id))
+        return;
     const ImageProvider *provider = c.provider(model->provider);
     if (const QString why = provider ? provider->unusableReason()
                                      : QStringLiteral("The model's provider is not configured.");

@@ -62,6 +62,8 @@ QList<RouteSpec> gatewayRoutes(Gateway &gateway, qint64 minimumReservation)
                                   QStringLiteral("model_not_found"));
                 return;
             }
+            if (!ctx->allowsModel(model.entry.id)) // the key's rule, on what auto resolved to
+                return;
             const Protocol upstream = LlmProtocol::upstreamOf(model.provider.type);
             if (protocol == Protocol::Responses && upstream != Protocol::Chat) {
                 ctx->respondError(400,

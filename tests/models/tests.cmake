@@ -9,3 +9,4 @@ add_executable(charge_burst ${CMAKE_CURRENT_LIST_DIR}/charge_burst.cpp)
 target_link_libraries(charge_burst PRIVATE switchyard_models)
 switchyard_test(tst_sigkill SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_sigkill.cpp
     DEPENDS charge_burst DEFINITIONS CHARGE_BURST_PATH="$<TARGET_FILE:charge_burst>")
+switchyard_test(tst_key_rules SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_key_rules.cpp)

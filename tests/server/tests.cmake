@@ -23,3 +23,7 @@ switchyard_test(tst_hostile_clients SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_hostil
 switchyard_test(tst_instances SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_instances.cpp LIBS switchyard_serverfixture
     DEPENDS switchyard-server
     DEFINITIONS SERVER_BINARY="$<TARGET_FILE:switchyard-server>" SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# Per-key rules through the control API and on billed requests (budgets, expiry, addresses,
+# models).
+switchyard_test(tst_key_governance SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_key_governance.cpp
+    LIBS switchyard_serverfixture)

@@ -1,0 +1,391 @@
+// Per-key rules (models/KeyRules.h) through the control API and on billed requests: budgets
+// that concurrent requests cannot pass and that roll over at their period's boundary (a test
+// clock), expiry, allowed addresses (with trusted proxies), model allow-lists; each refusal in
+// the contract's envelope, before any work, never billed. On SQLite and PostgreSQL.
+#include "KeyBudgets.h"
+#include "Money.h"
+#include "Pipeline.h"
+#include "ServerFixture.h"
+#include "TestSupport.h"
+
+#include <atomic>
+#include <memory>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+namespace {
+
+using Headers = QList<QPair<QByteArray, QByteArray>>;
+
+// The time the server's budget periods and expiry are reckoned by, set by the test.
+std::atomic<qint64> g_nowMs{0};
+
+QDateTime utc(const char *iso)
+{
+    return QDateTime::fromString(QString::fromLatin1(iso), Qt::ISODate).toUTC();
+}
+
+void setNow(const char *iso)
+{
+    g_nowMs = utc(iso).toMSecsSinceEpoch();
+}
+
+// A billed route whose cost the body names, and the test clock on the server's budgets.
+void install(Pipeline &p)
+{
+    p.budgets().setClock([] { return QDateTime::fromMSecsSinceEpoch(g_nowMs.load(), Qt::UTC); });
+    RouteSpec r;
+    r.method = "POST";
+    r.pattern = QStringLiteral("/v1/test/bill");
+    r.family = QStringLiteral("test");
+    r.auth = AuthMode::ApiKey;
+    r.reservation = 1000;
+    r.handler = [](const ContextPtr &ctx) {
+        const auto body = ctx->jsonBody();
+        if (!body)
+            return;
+        if (const QString model = body->value("model").toString();
+            !model.isEmpty() && !ctx->allowsModel(model))
+            return;
+        ctx->usage().cost = body->value("cost").toInteger();
+        ctx->respondJson(200, QJsonObject{{"ok", true}});
+    };
+    p.addRoute(r);
+}
+
+QByteArray json(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+struct Fixture
+{
+    ServerFixture &f;
+    QByteArray token;
+    HttpClient control;
+
+    explicit Fixture(ServerFixture &fixture)
+        : f(fixture), token(fixture.createToken({"api_keys:read", "api_keys:write"})),
+          control(fixture.client())
+    {
+    }
+
+    HttpReply create(const QJsonObject &body)
+    {
+        return control.request("POST", "/api/v1/api-keys", auth(), json(body));
+    }
+    HttpReply patch(const QByteArray &id, const QByteArray &body)
+    {
+        return control.request("PATCH", "/api/v1/api-keys/" + id, auth(), body);
+    }
+    QJsonObject listed(const QByteArray &id)
+    {
+        const HttpReply r = control.request("GET", "/api/v1/api-keys", auth());
+        for (const QJsonValue &v : r.json().value("data").toArray())
+            if (v.toObject().value("id").toString().toLatin1() == id)
+                return v.toObject();
+        return {};
+    }
+    // A key with these rules: its secret and id.
+    QPair<QByteArray, QByteArray> key(QJsonObject rules)
+    {
+        rules.insert("name", QStringLiteral("governed"));
+        const HttpReply r = create(rules);
+        if (r.status != 201)
+            qWarning("create: %d %s", r.status, r.body.constData());
+        return {r.json().value("key").toString().toLatin1(),
+                r.json().value("id").toString().toLatin1()};
+    }
+    Headers auth() const { return {{"Authorization", "Bearer " + token}}; }
+};
+
+HttpReply bill(HttpClient &c, const QByteArray &key, qint64 cost, const Headers &extra = {},
+               const QString &model = {})
+{
+    Headers h{{"X-API-Key", key}};
+    h += extra;
+    QJsonObject body{{"cost", cost}};
+    if (!model.isEmpty())
+        body.insert("model", model);
+    return c.request("POST", "/v1/test/bill", h, json(body));
+}
+
+QString code(const HttpReply &r)
+{
+    return r.json().value("error").toObject().value("code").toString();
+}
+
+} // namespace
+
+class TestKeyGovernance : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init() { setNow("2026-12-02T10:00:00Z"); }
+
+    // The control API: rules set at creation, shown by GET, changed and removed by PATCH; bad
+    // values are 400s naming the field and change nothing.
+    void controlApi_data() { addBackendRows(); }
+    void controlApi()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        HttpReply r =
+            k.create(QJsonObject{{"name", "ci"},
+                                 {"budget", QJsonObject{{"amount", "5"}, {"period", "day"}}},
+                                 {"models", QJsonArray{"vendorB-*", "gpt-image-1"}},
+                                 {"allowed_ips", QJsonArray{"10.0.0.0/8"}},
+                                 {"expires_at", "2027-01-31T00:00:00Z"}});
+        QCOMPARE(r.status, 201);
+        const QByteArray id = r.json().value("id").toString().toLatin1();
+        QJsonObject shown = k.listed(id);
+        QCOMPARE(shown.value("budget").toObject().value("amount").toString(),
+                 QStringLiteral("5.000000000"));
+        QCOMPARE(shown.value("budget").toObject().value("period").toString(),
+                 QStringLiteral("day"));
+        QCOMPARE(shown.value("models").toArray(), (QJsonArray{"vendorB-*", "gpt-image-1"}));
+        QCOMPARE(shown.value("allowed_ips").toArray(), QJsonArray{"10.0.0.0/8"});
+        QCOMPARE(shown.value("expires_at").toString(), QStringLiteral("2027-01-31T00:00:00.000Z"));
+        QCOMPARE(shown.value("spent").toString(), QStringLiteral("0.000000000"));
+        QCOMPARE(shown.value("resets_at").toString(), QStringLiteral("2026-12-03T00:00:00.000Z"));
+        QCOMPARE(shown.value("status").toString(), QStringLiteral("active"));
+
+        // PATCH: the tier and one rule changed, one removed, the rest kept.
+        r = k.patch(id, R"({"tier": "default", "budget": {"amount": "2.5", "period": "week"},
+                           "allowed_ips": null})");
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.json().value("budget").toObject().value("period").toString(),
+                 QStringLiteral("week"));
+        QCOMPARE(r.json().value("resets_at").toString(),
+                 QStringLiteral("2026-12-07T00:00:00.000Z")); // the Monday after
+        QCOMPARE(r.json().value("allowed_ips").toArray(), QJsonArray());
+        QCOMPARE(r.json().value("models").toArray(), (QJsonArray{"vendorB-*", "gpt-image-1"}));
+        r = k.patch(id,
+                    R"({"budget": null, "models": null, "expires_at": null, "name": "renamed"})");
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.json().value("budget").isNull());
+        QVERIFY(r.json().value("spent").isNull());
+        QVERIFY(r.json().value("expires_at").isNull());
+        QCOMPARE(r.json().value("name").toString(), QStringLiteral("renamed"));
+        QVERIFY(f.store().apiKey(f.store().defaultAccountId(), id.toLongLong())->rules.isEmpty());
+
+        // Bad values: 400 naming the field, on POST and PATCH; nothing changes.
+        const QList<QPair<QByteArray, QString>> bad{
+            {R"({"budget": {"amount": "five", "period": "day"}})", "budget"},
+            {R"({"models": "vendorB-*"})", "models"},
+            {R"({"allowed_ips": ["10.0.0.0/99"]})", "allowed_ips"},
+            {R"({"expires_at": "next week"})", "expires_at"},
+            {R"({"tier": "gold"})", "tier"},
+            {R"({"name": ""})", "name"},
+            {R"({"secret": "x"})", "secret"},
+        };
+        for (const auto &[body, field] : bad) {
+            r = k.patch(id, body);
+            QVERIFY2(r.status == 400, body.constData());
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(), field);
+            if (field == u"name" || field == u"secret")
+                continue; // PATCH only
+            QJsonObject created = QJsonDocument::fromJson(body).object();
+            created.insert("name", "x");
+            r = k.create(created);
+            QVERIFY2(r.status == 400, body.constData());
+            QCOMPARE(r.json().value("error").toObject().value("param").toString(), field);
+        }
+        QCOMPARE(k.patch("999999", R"({"models": ["a"]})").status, 404);
+        QCOMPARE(k.patch("abc", R"({"models": ["a"]})").status, 404);
+        QVERIFY(f.store().apiKey(f.store().defaultAccountId(), id.toLongLong())->rules.isEmpty());
+        // Without the write scope.
+        const QByteArray reader = f.createToken({"api_keys:read"});
+        r = k.control.request("PATCH", "/api/v1/api-keys/" + id,
+                              {{"Authorization", "Bearer " + reader}}, R"({"models": ["a"]})");
+        QCOMPARE(r.status, 403);
+    }
+
+    // A budget: the key's settled spending plus its holds never pass it, whatever the
+    // concurrency; refused with 402 key_budget_exceeded and when it resets, unbilled; the next
+    // period admits again; the balance plays no part while it is larger.
+    void budgetHoldsAndRollsOver_data() { addBackendRows(); }
+    void budgetHoldsAndRollsOver()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        f.grant(100 * Money::kUnitsPerCredit);
+        const qint64 account = f.store().defaultAccountId();
+        constexpr qint64 cost = 1000; // the route's hold, and each request's charge
+        setNow("2026-12-02T23:58:00Z");
+        const auto [key, id] =
+            k.key(QJsonObject{{"budget", QJsonObject{{"amount", Money::formatCredits(4 * cost)},
+                                                     {"period", "day"}}}});
+        QVERIFY(!key.isEmpty());
+        const qint64 before = f.store().balance(account);
+
+        // Twelve at once: exactly four pass.
+        std::vector<std::unique_ptr<HttpClient>> clients;
+        for (int i = 0; i < 12; ++i)
+            clients.push_back(std::make_unique<HttpClient>(f.port()));
+        for (auto &c : clients)
+            c->send("POST", "/v1/test/bill", {{"X-API-Key", key}},
+                    json(QJsonObject{{"cost", cost}}));
+        int ok = 0, refused = 0;
+        for (auto &c : clients) {
+            const HttpReply r = c->readReply();
+            if (r.status == 200) {
+                ++ok;
+            } else {
+                QCOMPARE(r.status, 402);
+                QCOMPARE(code(r), QStringLiteral("key_budget_exceeded"));
+                ++refused;
+            }
+        }
+        QCOMPARE(ok, 4);
+        QCOMPARE(refused, 8);
+        QCOMPARE(f.store().balance(account), before - 4 * cost);
+        HttpClient c = f.client();
+        HttpReply r = bill(c, key, cost);
+        QCOMPARE(r.status, 402);
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("insufficient_credits"));
+        QVERIFY2(r.errorMessage().contains(QStringLiteral("resets at 2026-12-03T00:00:00Z")),
+                 qPrintable(r.errorMessage()));
+        QJsonObject shown = k.listed(id);
+        QCOMPARE(shown.value("spent").toString(), Money::formatCredits(4 * cost));
+        QCOMPARE(shown.value("held").toString(), Money::formatCredits(0));
+
+        // A cheaper request than the hold does not slip through either: the hold decides.
+        r = bill(c, key, 1);
+        QCOMPARE(r.status, 402);
+
+        // The day ends at midnight UTC: the budget is whole again.
+        setNow("2026-12-03T00:00:00Z");
+        QCOMPARE(bill(c, key, cost).status, 200);
+        shown = k.listed(id);
+        QCOMPARE(shown.value("spent").toString(), Money::formatCredits(cost));
+        QCOMPARE(shown.value("resets_at").toString(), QStringLiteral("2026-12-04T00:00:00.000Z"));
+
+        // A total budget does not reset; raising it by PATCH admits at once.
+        QCOMPARE(k.patch(id, json(QJsonObject{
+                                 {"budget", QJsonObject{{"amount", Money::formatCredits(5 * cost)},
+                                                        {"period", "total"}}}}))
+                     .status,
+                 200);
+        QCOMPARE(bill(c, key, cost).status, 402); // 4 + 1 of 5 spent in all
+        setNow("2027-06-01T00:00:00Z");
+        r = bill(c, key, cost);
+        QCOMPARE(r.status, 402);
+        QVERIFY(r.errorMessage().contains(QStringLiteral("does not reset")));
+        QCOMPARE(k.patch(id, json(QJsonObject{
+                                 {"budget", QJsonObject{{"amount", Money::formatCredits(6 * cost)},
+                                                        {"period", "total"}}}}))
+                     .status,
+                 200);
+        QCOMPARE(bill(c, key, cost).status, 200);
+        // Every refusal recorded and unbilled; the charges exactly the six served.
+        QCOMPARE(f.store().balance(account), before - 6 * cost);
+        UsageQuery q;
+        q.accountId = account;
+        q.keyId = id.toLongLong();
+        qint64 billed = 0;
+        QTRY_VERIFY(f.store().usage(q).records.size() >= 13);
+        for (const UsageRecord &u : f.store().usage(q).records) {
+            if (u.status == 402)
+                QCOMPARE(u.cost, qint64(0));
+            billed += u.cost;
+        }
+        QCOMPARE(billed, 6 * cost);
+    }
+
+    // Expiry by the server's clock: 401 key_expired, unbilled; shown as expired.
+    void expiry_data() { addBackendRows(); }
+    void expiry()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        f.grant(Money::kUnitsPerCredit);
+        const auto [key, id] = k.key(QJsonObject{{"expires_at", "2026-12-02T12:00:00Z"}});
+        HttpClient c = f.client();
+        QCOMPARE(bill(c, key, 10).status, 200);
+        setNow("2026-12-02T12:00:00Z");
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const HttpReply r = bill(c, key, 10);
+        QCOMPARE(r.status, 401);
+        QCOMPARE(code(r), QStringLiteral("key_expired"));
+        QVERIFY(r.errorMessage().contains(QStringLiteral("2026-12-02T12:00:00Z")));
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), before);
+        QCOMPARE(k.listed(id).value("status").toString(), QStringLiteral("expired"));
+        // Extended by PATCH (Unix seconds): served again at once.
+        QCOMPARE(
+            k.patch(id, json(QJsonObject{{"expires_at",
+                                          qint64(utc("2026-12-09T00:00:00Z").toSecsSinceEpoch())}}))
+                .status,
+            200);
+        QCOMPARE(bill(c, key, 10).status, 200);
+    }
+
+    // Addresses: the peer's, or with trusted proxies the client X-Forwarded-For names;
+    // 403 ip_not_allowed, unbilled.
+    void allowedAddresses_data() { addBackendRows(); }
+    void allowedAddresses()
+    {
+        ServerSettings settings = ServerSettings::defaults();
+        settings.trustedProxies = {QStringLiteral("127.0.0.1/32")};
+        SY_START_SERVER(f, settings, install);
+        Fixture k(f);
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const auto [key, id] = k.key(QJsonObject{{"allowed_ips", QJsonArray{"10.0.0.0/8"}}});
+        HttpClient c = f.client();
+        HttpReply r = bill(c, key, 10); // from 127.0.0.1, a proxy that names no client
+        QCOMPARE(r.status, 403);
+        QCOMPARE(code(r), QStringLiteral("ip_not_allowed"));
+        QCOMPARE(r.json().value("error").toObject().value("type").toString(),
+                 QStringLiteral("permission_error"));
+        // Through the trusted proxy: the client it names decides (the nearest untrusted hop).
+        QCOMPARE(bill(c, key, 10, {{"X-Forwarded-For", "10.9.8.7"}}).status, 200);
+        QCOMPARE(bill(c, key, 10, {{"X-Forwarded-For", "10.9.8.7, 127.0.0.1"}}).status, 200);
+        r = bill(c, key, 10, {{"X-Forwarded-For", "10.9.8.7, 203.0.113.5"}}); // spoofed first hop
+        QCOMPARE(r.status, 403);
+        QVERIFY(r.errorMessage().contains(QStringLiteral("203.0.113.5")));
+        QCOMPARE(bill(c, key, 10, {{"X-Forwarded-For", "junk"}}).status, 403);
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), before - 20);
+
+        // The loopback address itself, by PATCH: seen at once.
+        QCOMPARE(k.patch(id, R"({"allowed_ips": ["127.0.0.1", "::1"]})").status, 200);
+        QCOMPARE(bill(c, key, 10).status, 200);
+    }
+
+    // Without trusted proxies X-Forwarded-For is not believed.
+    void forwardedForIgnoredWithoutTrust_data() { addBackendRows(); }
+    void forwardedForIgnoredWithoutTrust()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        f.grant(Money::kUnitsPerCredit);
+        const auto [key, id] = k.key(QJsonObject{{"allowed_ips", QJsonArray{"10.0.0.0/8"}}});
+        HttpClient c = f.client();
+        QCOMPARE(bill(c, key, 10, {{"X-Forwarded-For", "10.9.8.7"}}).status, 403);
+    }
+
+    // Models: the key's globs decide; 403 model_not_allowed naming the param, unbilled.
+    void modelAllowList_data() { addBackendRows(); }
+    void modelAllowList()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 before = f.store().balance(f.store().defaultAccountId());
+        const auto [key, id] = k.key(QJsonObject{{"models", QJsonArray{"vendorB-*"}}});
+        HttpClient c = f.client();
+        QCOMPARE(bill(c, key, 10, {}, QStringLiteral("vendorB-chat-1")).status, 200);
+        const HttpReply r = bill(c, key, 10, {}, QStringLiteral("vendorA-chat-1"));
+        QCOMPARE(r.status, 403);
+        QCOMPARE(code(r), QStringLiteral("model_not_allowed"));
+        QCOMPARE(r.json().value("error").toObject().value("param").toString(),
+                 QStringLiteral("model"));
+        QCOMPARE(f.store().balance(f.store().defaultAccountId()), before - 10);
+    }
+};
+
+QTEST_MAIN(TestKeyGovernance)
+#include "tst_key_governance.moc"
