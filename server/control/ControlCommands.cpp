@@ -84,6 +84,98 @@ void printSecret(CommandHost &host, const QString &message, const QString &secre
     host.out() << secret << "\n";
 }
 
+// The rule options of `keys create` and `keys update`, and what they make of a key's rules.
+struct RuleOptions
+{
+    QCommandLineOption budget{QStringLiteral("budget"),
+                              QStringLiteral("Spending budget: AMOUNT/day|week|month|total in "
+                                             "credits, e.g. 5/day (none: remove)."),
+                              QStringLiteral("BUDGET")};
+    QCommandLineOption models{QStringLiteral("models"),
+                              QStringLiteral("Allowed model IDs or globs, comma-separated, e.g. "
+                                             "'vendorB-*,gpt-image-1' (none: any model)."),
+                              QStringLiteral("LIST")};
+    QCommandLineOption allowIp{QStringLiteral("allow-ip"),
+                               QStringLiteral("An address or CIDR the key may be used from; "
+                                              "repeat for more (none: any address)."),
+                               QStringLiteral("CIDR")};
+    QCommandLineOption expires{QStringLiteral("expires"),
+                               QStringLiteral("Expiry: 30d, 12h, a date (2027-01-31, midnight "
+                                              "UTC) or an RFC 3339 time (never: remove)."),
+                               QStringLiteral("WHEN")};
+    QList<QCommandLineOption> all() const { return {budget, models, allowIp, expires}; }
+
+    // The options given, over `rules`; a usage error names the bad value.
+    KeyRules apply(const QCommandLineParser &parser, KeyRules rules) const
+    {
+        QString error;
+        if (parser.isSet(budget)) {
+            const QString v = parser.value(budget).trimmed();
+            if (v == u"none") {
+                rules.budget.reset();
+            } else if (const auto b = KeyRules::budgetFromText(v, &error)) {
+                rules.budget = b;
+            } else {
+                throw CommandUsageError(("--budget: " + error).toStdString());
+            }
+        }
+        if (parser.isSet(models)) {
+            QStringList list;
+            for (const QString &m : parser.value(models).split(u',', Qt::SkipEmptyParts))
+                if (!list.contains(m.trimmed()))
+                    list.append(m.trimmed());
+            if (list == QStringList{QStringLiteral("none")})
+                list.clear();
+            for (const QString &m : list)
+                if (!KeyRules::validGlob(m))
+                    throw CommandUsageError(
+                        ("--models: '" + m + "' is not a model ID or glob").toStdString());
+            rules.models = list;
+        }
+        if (parser.isSet(allowIp)) {
+            QStringList list = parser.values(allowIp);
+            if (list == QStringList{QStringLiteral("none")})
+                list.clear();
+            for (const QString &cidr : list)
+                if (!KeyRules::validCidr(cidr))
+                    throw CommandUsageError(
+                        ("--allow-ip: '" + cidr + "' is not an address or CIDR").toStdString());
+            list.removeDuplicates();
+            rules.allowedIps = list;
+        }
+        if (parser.isSet(expires)) {
+            const QString v = parser.value(expires).trimmed();
+            if (v == u"never") {
+                rules.expires = {};
+            } else if (const auto t =
+                           KeyRules::expiryFromText(v, QDateTime::currentDateTimeUtc(), &error)) {
+                rules.expires = *t;
+            } else {
+                throw CommandUsageError(("--expires: " + error).toStdString());
+            }
+        }
+        return rules;
+    }
+};
+
+// A key's rules in one column of `keys list`.
+QString rulesText(const ApiKeyRecord &k)
+{
+    QStringList parts;
+    const KeyRules &r = k.rules;
+    if (r.budget)
+        parts << QStringLiteral("budget %1/%2")
+                     .arg(Money::formatCredits(r.budget->amount),
+                          KeyRules::periodName(r.budget->period));
+    if (!r.models.isEmpty())
+        parts << QStringLiteral("models %1").arg(r.models.join(u','));
+    if (!r.allowedIps.isEmpty())
+        parts << QStringLiteral("from %1").arg(r.allowedIps.join(u','));
+    if (r.expires.isValid())
+        parts << QStringLiteral("expires %1").arg(when(r.expires));
+    return parts.isEmpty() ? QStringLiteral("-") : parts.join(QStringLiteral("; "));
+}
+
 int keys(const QStringList &args, CommandHost &host)
 {
     const QCommandLineOption name(QStringLiteral("name"), QStringLiteral("A name for the key."),
@@ -91,39 +183,72 @@ int keys(const QStringList &args, CommandHost &host)
     const QCommandLineOption tier(QStringLiteral("tier"),
                                   QStringLiteral("Rate-limit tier (default: default)."),
                                   QStringLiteral("TIER"), QStringLiteral("default"));
+    const RuleOptions rules;
     const Action create{
         QStringLiteral("create"),
         QStringLiteral("Create an API key; the full key is printed once."),
-        {name, tier},
-        [name, tier](const QCommandLineParser &parser, CommandHost &host) {
+        QList<QCommandLineOption>{name, tier} + rules.all(),
+        [name, tier, rules](const QCommandLineParser &parser, CommandHost &host) {
             const QString keyName = parser.value(name).trimmed();
             if (keyName.isEmpty())
                 throw CommandUsageError("--name is required");
+            const KeyRules keyRules = rules.apply(parser, {});
             Store &store = host.store();
             const CreatedSecret c =
-                store.createApiKey(store.defaultAccountId(), keyName, parser.value(tier));
+                store.createApiKey(store.defaultAccountId(), keyName, parser.value(tier), keyRules);
             printSecret(host, QStringLiteral("Created API key %1 (\"%2\")").arg(c.id).arg(keyName),
                         c.secret);
             return 0;
         }};
+    const QCommandLineOption newName(QStringLiteral("name"), QStringLiteral("A new name."),
+                                     QStringLiteral("NAME"));
+    const QCommandLineOption newTier(QStringLiteral("tier"), QStringLiteral("A new tier."),
+                                     QStringLiteral("TIER"));
+    const Action update{
+        QStringLiteral("update"),
+        QStringLiteral("Change an API key's name, tier or rules; running servers see it at once."),
+        QList<QCommandLineOption>{newName, newTier} + rules.all(),
+        [newName, newTier, rules](const QCommandLineParser &parser, CommandHost &host) {
+            const qint64 id = idArgument(parser);
+            if (parser.isSet(newName) && parser.value(newName).trimmed().isEmpty())
+                throw CommandUsageError("--name may not be empty");
+            Store &store = host.store();
+            const auto key = store.apiKey(store.defaultAccountId(), id);
+            if (!key) {
+                host.err() << "error: no API key with id " << id << "\n";
+                return 1;
+            }
+            const KeyRules keyRules = rules.apply(parser, key->rules);
+            store.updateApiKey(store.defaultAccountId(), id, parser.value(newName).trimmed(),
+                               parser.isSet(newTier) ? parser.value(newTier) : key->tier, keyRules);
+            host.err() << "Updated API key " << id << ": "
+                       << rulesText(*store.apiKey(store.defaultAccountId(), id)) << "\n";
+            return 0;
+        },
+        true};
     const Action list{QStringLiteral("list"),
                       QStringLiteral("List API keys (never their values)."),
                       {},
                       [](const QCommandLineParser &, CommandHost &host) {
                           Store &store = host.store();
-                          host.out() << "ID\tNAME\tPREFIX\tTIER\tCREATED\tLAST USED\tSTATUS\n";
+                          const QDateTime now = QDateTime::currentDateTimeUtc();
+                          host.out()
+                              << "ID\tNAME\tPREFIX\tTIER\tCREATED\tLAST USED\tSTATUS\tRULES\n";
                           for (const ApiKeyRecord &k : store.listApiKeys(store.defaultAccountId()))
                               host.out()
                                   << k.id << '\t' << k.name << '\t' << k.prefix << '\t' << k.tier
                                   << '\t' << when(k.created) << '\t' << when(k.lastUsed) << '\t'
-                                  << (k.isRevoked() ? "revoked" : "active") << '\n';
+                                  << (k.isRevoked()            ? "revoked"
+                                      : k.rules.isExpired(now) ? "expired"
+                                                               : "active")
+                                  << '\t' << rulesText(k) << '\n';
                           return 0;
                       }};
     return dispatch(args, host,
-                    {create, list,
+                    {create, update, list,
                      revokeAction(QStringLiteral("Revoke an API key; it stops working at once."),
                                   QStringLiteral("API key"), &Store::revokeApiKey)},
-                    "usage: switchyard-server keys create|list|revoke [options]");
+                    "usage: switchyard-server keys create|update|list|revoke [options]");
 }
 
 // --scopes as a list of known scopes, trimmed, without repeats; a usage error otherwise.
@@ -250,7 +375,7 @@ int credits(const QStringList &args, CommandHost &host)
 
 QList<FamilyCommand> ControlFamily::commands()
 {
-    return {{QStringLiteral("keys"), QStringLiteral("create|list|revoke"),
+    return {{QStringLiteral("keys"), QStringLiteral("create|update|list|revoke"),
              QStringLiteral("manage API keys (sk-)"), keys},
             {QStringLiteral("tokens"), QStringLiteral("create|list|revoke"),
              QStringLiteral("manage control tokens (lpc_)"), tokens},

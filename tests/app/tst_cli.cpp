@@ -1,4 +1,6 @@
 #include "HttpClient.h"
+#include "Money.h"
+#include "Store.h"
 #include "TestSupport.h"
 
 #include <csignal>
@@ -42,7 +44,7 @@ private slots:
     {
         Run r = runRaw({"--help"});
         QCOMPARE(r.code, 0);
-        QVERIFY(r.out.contains("keys create|list|revoke"));
+        QVERIFY(r.out.contains("keys create|update|list|revoke"));
         // Families' commands are listed and dispatched like the built-in ones.
         QVERIFY(r.out.contains("address import|status"));
         r = runRaw({"address", "status", "--help"});
@@ -141,6 +143,67 @@ private slots:
         QCOMPARE(run(db, {"credits", "grant", "--amount", "3000000000"}).code, 0);
         QCOMPARE(run(db, {"credits", "balance"}).out.trimmed(),
                  QStringLiteral("3000000001.500000000"));
+    }
+
+    // keys create and update with rules: stored as the API would store them, shown by list;
+    // a bad value is a usage error (2) naming the option, and changes nothing.
+    void keyRules_data() { addBackendRows(); }
+    void keyRules()
+    {
+        SY_OPEN_DB(db);
+        Run r = run(db, {"keys", "create", "--name", "ci", "--budget", "5/day", "--models",
+                         "vendorB-*,gpt-image-1", "--allow-ip", "10.0.0.0/8", "--allow-ip", "::1",
+                         "--expires", "2027-01-31"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = run(db, {"keys", "list"});
+        const QString row = r.out.split('\n').value(1);
+        const QString id = row.section('\t', 0, 0);
+        QVERIFY2(row.contains("budget 5.000000000/day; models vendorB-*,gpt-image-1; from "
+                              "10.0.0.0/8,::1; expires 2027-01-31T00:00:00Z"),
+                 qPrintable(row));
+        // The CLI migrated the database; a connection of the test's own reads what it wrote.
+        Store store(db.config().open(QStringLiteral("cli-check")), db.config().kind());
+        KeyRules rules = store.apiKey(store.defaultAccountId(), id.toLongLong())->rules;
+        QCOMPARE(rules.budget->amount, 5 * Money::kUnitsPerCredit);
+        QCOMPARE(rules.models, (QStringList{"vendorB-*", "gpt-image-1"}));
+
+        // update: the options given change, "none"/"never" remove, the rest stays.
+        r = run(db, {"keys", "update", id, "--budget", "20/week", "--models", "none", "--tier",
+                     "default", "--name", "renamed"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const ApiKeyRecord key = *store.apiKey(store.defaultAccountId(), id.toLongLong());
+        QCOMPARE(key.name, QStringLiteral("renamed"));
+        QCOMPARE(key.rules.budget->period, KeyRules::Period::Week);
+        QVERIFY(key.rules.models.isEmpty());
+        QCOMPARE(key.rules.allowedIps, (QStringList{"10.0.0.0/8", "::1"}));
+        QCOMPARE(run(db, {"keys", "update", id, "--allow-ip", "none", "--expires", "never",
+                          "--budget", "none"})
+                     .code,
+                 0);
+        QVERIFY(store.apiKey(store.defaultAccountId(), id.toLongLong())->rules.isEmpty());
+        r = run(db, {"keys", "update", id, "--expires", "30d"});
+        QCOMPARE(r.code, 0);
+        const QDateTime expires =
+            store.apiKey(store.defaultAccountId(), id.toLongLong())->rules.expires;
+        QVERIFY(qAbs(expires.secsTo(QDateTime::currentDateTimeUtc().addDays(30))) < 120);
+
+        const QList<QPair<QStringList, const char *>> bad{
+            {{"--budget", "5/year"}, "--budget"}, {{"--budget", "-1/day"}, "--budget"},
+            {{"--models", "a b"}, "--models"},    {{"--allow-ip", "10.0.0.0/40"}, "--allow-ip"},
+            {{"--expires", "soon"}, "--expires"}, {{"--name", " "}, "--name"},
+        };
+        for (const auto &[options, option] : bad) {
+            r = run(db, QStringList{"keys", "update", id} + options);
+            QVERIFY2(r.code == 2, option);
+            QVERIFY2(r.err.contains(QLatin1String(option)), qPrintable(r.err));
+            r = run(db, QStringList{"keys", "create", "--name", "x"} + options);
+            if (QLatin1String(option) != QLatin1String("--name"))
+                QVERIFY2(r.code == 2, option);
+        }
+        QCOMPARE(store.apiKey(store.defaultAccountId(), id.toLongLong())->rules.expires, expires);
+        r = run(db, {"keys", "update", "999999", "--models", "a"});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("no API key with id 999999"));
     }
 
     void serveAndStop_data() { addBackendRows(); }
