@@ -385,6 +385,91 @@ private slots:
                  QStringLiteral("model"));
         QCOMPARE(f.store().balance(f.store().defaultAccountId()), before - 10);
     }
+
+    // Every family that bills: an expired key and one used from outside its addresses are
+    // refused on the family's own route, in its envelope, before its handler runs; a budget
+    // smaller than the request's worst case is refused at the hold (the families whose hold
+    // needs no upstream here: text, audio, address); a model outside the key's list is refused
+    // where the family resolves it (text, audio). Nothing is billed.
+    void everyFamilyRefuses_data() { addBackendRows(); }
+    void everyFamilyRefuses()
+    {
+        SY_START_SERVER(f, ServerSettings::defaults(), install);
+        Fixture k(f);
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 account = f.store().defaultAccountId();
+        const qint64 before = f.store().balance(account);
+        struct Route
+        {
+            QByteArray method, path, body;
+            bool holdsHere; // its worst case is held without an upstream in this test
+        };
+        const QByteArray chat =
+            R"({"model": "vendorB-5.4", "messages": [{"role": "user", "content": "hi"}]})";
+        const QList<Route> routes{
+            {"POST", "/v1/chat/completions", chat, true},
+            {"POST", "/v1/messages",
+             R"({"model": "vendorA-sonnet-4.5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})",
+             true},
+            {"POST", "/v1/responses", R"({"model": "vendorB-5.4", "input": "hi"})", true},
+            {"POST", "/v1/audio/speech", R"({"input": "Hello there.", "voice": "alloy"})", true},
+            {"POST", "/v1/audio/transcriptions", "", false},
+            {"POST", "/v1/images/generations", R"({"prompt": "a cat"})", false},
+            {"POST", "/v1/decisions", R"({"model": "auto"})", false},
+            {"GET", "/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=1", {}, false},
+            {"GET", "/v1/social-media/video/extract?url=https%3A%2F%2Fexample.com%2Fv", {}, false},
+            {"POST", "/v1/address/extract-phone", R"({"text": "13800138000"})", true},
+        };
+        const auto expired = k.key(QJsonObject{{"expires_at", "2026-12-01T00:00:00Z"}}).first;
+        const auto elsewhere =
+            k.key(QJsonObject{{"allowed_ips", QJsonArray{"192.0.2.0/24"}}}).first;
+        const auto poor = k.key(QJsonObject{{"budget", QJsonObject{{"amount", "0.000000001"},
+                                                                   {"period", "month"}}}})
+                              .first;
+        HttpClient c = f.client();
+        const auto send = [&](const Route &r, const QByteArray &key) {
+            Headers h{{"X-API-Key", key}};
+            if (!r.body.isEmpty())
+                h.append(qMakePair(QByteArray("Content-Type"), QByteArray("application/json")));
+            return c.request(r.method, r.path, h, r.body);
+        };
+        // The error's type and code in whichever envelope the route speaks.
+        const auto errorOf = [](const HttpReply &r) {
+            const QJsonObject e = r.json().value("error").toObject();
+            return e.value("code").toString() + u'|' + e.value("type").toString();
+        };
+        for (const Route &route : routes) {
+            const QByteArray what = route.method + ' ' + route.path;
+            HttpReply r = send(route, expired);
+            QVERIFY2(r.status == 401, what.constData());
+            QVERIFY2(r.errorMessage().contains(QStringLiteral("expired")), what.constData());
+            r = send(route, elsewhere);
+            QVERIFY2(r.status == 403, what.constData());
+            QVERIFY2(r.errorMessage().contains(QStringLiteral("may not be used from")),
+                     what.constData());
+            if (route.holdsHere) {
+                r = send(route, poor);
+                QVERIFY2(r.status == 402, (what + ": " + r.body).constData());
+                QVERIFY2(r.errorMessage().contains(QStringLiteral("budget")), what.constData());
+                if (!route.path.startsWith("/v1/messages"))
+                    QVERIFY2(errorOf(r).startsWith(u"key_budget_exceeded|"),
+                             qPrintable(errorOf(r)));
+            }
+        }
+
+        // Models: the text gateway (what auto resolves to) and the audio engines.
+        const auto onlyImages = k.key(QJsonObject{{"models", QJsonArray{"gpt-image-*"}}}).first;
+        for (const Route &route :
+             {routes[0], routes[2], routes[3],
+              Route{"POST", "/v1/chat/completions",
+                    R"({"model": "auto", "messages": [{"role": "user", "content": "hi"}]})",
+                    true}}) {
+            const HttpReply r = send(route, onlyImages);
+            QVERIFY2(r.status == 403, (route.path + ": " + r.body).constData());
+            QCOMPARE(errorOf(r), QStringLiteral("model_not_allowed|permission_error"));
+        }
+        QCOMPARE(f.store().balance(account), before);
+    }
 };
 
 QTEST_MAIN(TestKeyGovernance)
