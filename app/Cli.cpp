@@ -95,6 +95,13 @@ public:
         return parsed.has_value();
     }
     QStringList scopes() override { return Services::scopesOf(m_families); }
+    QList<MeterSpec> meters() override
+    {
+        QList<ServiceFamily *> all;
+        for (const auto &f : m_families)
+            all.append(f.get());
+        return metersOf(all);
+    }
     Store &store() override
     {
         if (!m_store)

@@ -570,6 +570,22 @@ qint64 Store::insertUsage(const UsageRecord &r)
     }
 }
 
+namespace {
+
+// The values of "time_ms >= ? AND time_ms < ? AND (CAST(? AS BIGINT) = 0 OR key_id = ?) AND
+// (CAST(? AS TEXT) = '' OR model = ?)", in that order.
+void bindUsageFilters(QSqlQuery &q, const UsageQuery &uq)
+{
+    q.addBindValue(uq.from.isValid() ? uq.from.toMSecsSinceEpoch() : qint64(0));
+    q.addBindValue(uq.to.isValid() ? uq.to.toMSecsSinceEpoch() : kFarFutureMs);
+    q.addBindValue(uq.keyId);
+    q.addBindValue(uq.keyId);
+    q.addBindValue(text(uq.model));
+    q.addBindValue(text(uq.model));
+}
+
+} // namespace
+
 UsagePage Store::usage(const UsageQuery &uq)
 {
     static const QByteArray sql =
@@ -582,12 +598,7 @@ UsagePage Store::usage(const UsageQuery &uq)
     q.addBindValue(uq.accountId);
     q.addBindValue(uq.beforeId);
     q.addBindValue(uq.beforeId);
-    q.addBindValue(uq.from.isValid() ? uq.from.toMSecsSinceEpoch() : qint64(0));
-    q.addBindValue(uq.to.isValid() ? uq.to.toMSecsSinceEpoch() : kFarFutureMs);
-    q.addBindValue(uq.keyId);
-    q.addBindValue(uq.keyId);
-    q.addBindValue(text(uq.model));
-    q.addBindValue(text(uq.model));
+    bindUsageFilters(q, uq);
     q.addBindValue(uq.limit + 1);
     exec(q);
     UsagePage page;
@@ -600,6 +611,65 @@ UsagePage Store::usage(const UsageQuery &uq)
     }
     readMeters(page.records);
     return page;
+}
+
+QList<UsageSummaryRow> Store::usageSummary(const UsageQuery &uq, const QString &groupBy)
+{
+    // The group as text on both databases; a day from the record's milliseconds (UTC).
+    QString group;
+    if (groupBy == u"key")
+        group = QStringLiteral("CAST(COALESCE(r.key_id, 0) AS TEXT)");
+    else if (groupBy == u"model")
+        group = QStringLiteral("r.model");
+    else
+        group = isPostgres() ? QStringLiteral("to_char(to_timestamp(r.time_ms / 1000.0) AT TIME "
+                                              "ZONE 'UTC', 'YYYY-MM-DD')")
+                             : QStringLiteral("strftime('%Y-%m-%d', r.time_ms / 1000, "
+                                              "'unixepoch')");
+    const QString where = QStringLiteral(
+        "r.account_id = ? AND r.time_ms >= ? AND r.time_ms < ? AND (CAST(? AS BIGINT) = 0 OR "
+        "r.key_id = ?) AND (CAST(? AS TEXT) = '' OR r.model = ?)");
+    const auto bind = [&](QSqlQuery &q) {
+        q.addBindValue(uq.accountId);
+        bindUsageFilters(q, uq);
+    };
+    QSqlQuery q(m_db);
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT %1 AS g, SUM(r.requests), SUM(r.cost), SUM(r.input_tokens), "
+                             "SUM(r.output_tokens), SUM(r.cache_read_tokens), "
+                             "SUM(r.cache_write_tokens) FROM usage_records r WHERE %2 GROUP BY g "
+                             "ORDER BY g")
+                  .arg(group, where));
+    bind(q);
+    exec(q);
+    QList<UsageSummaryRow> rows;
+    QHash<QString, qsizetype> at;
+    while (q.next()) {
+        UsageSummaryRow row;
+        row.group = q.value(0).toString();
+        row.requests = q.value(1).toLongLong();
+        row.cost = q.value(2).toLongLong();
+        row.inputTokens = q.value(3).toLongLong();
+        row.outputTokens = q.value(4).toLongLong();
+        row.cacheReadTokens = q.value(5).toLongLong();
+        row.cacheWriteTokens = q.value(6).toLongLong();
+        at.insert(row.group, rows.size());
+        rows.append(row);
+    }
+    QSqlQuery m(m_db);
+    m.setForwardOnly(true);
+    m.prepare(QStringLiteral("SELECT %1 AS g, m.meter, SUM(m.quantity) FROM usage_records r JOIN "
+                             "usage_meters m ON m.usage_id = r.id WHERE %2 GROUP BY g, m.meter "
+                             "ORDER BY g, m.meter")
+                  .arg(group, where));
+    bind(m);
+    exec(m);
+    while (m.next()) {
+        const qsizetype i = at.value(m.value(0).toString(), -1);
+        if (i >= 0 && m.value(2).toLongLong() != 0)
+            rows[i].meters.append({m.value(1).toString(), m.value(2).toLongLong()});
+    }
+    return rows;
 }
 
 void Store::readMeters(QList<UsageRecord> &records)

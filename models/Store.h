@@ -22,6 +22,20 @@ struct UsageQuery
     int limit = 100;
 };
 
+// One group of GET /api/v1/usage/summary: requests, cost, tokens and meters summed over the
+// records of a key, a model or a day (UTC).
+struct UsageSummaryRow
+{
+    QString group; // the key's id, the model, or the day (YYYY-MM-DD)
+    qint64 requests = 0;
+    qint64 cost = 0;
+    qint64 inputTokens = 0;
+    qint64 outputTokens = 0;
+    qint64 cacheReadTokens = 0;
+    qint64 cacheWriteTokens = 0;
+    QList<UsageMeter> meters; // by name, none of them 0
+};
+
 struct UsagePage
 {
     QList<UsageRecord> records;
@@ -138,6 +152,9 @@ public:
     void releaseMemory();
     // The records with their meters.
     UsagePage usage(const UsageQuery &query);
+    // query's filters (not its cursor or limit), grouped by "key", "model" or "day" (UTC),
+    // ordered by group.
+    QList<UsageSummaryRow> usageSummary(const UsageQuery &query, const QString &groupBy);
     QList<UsageBucket> usageBuckets(qint64 accountId, const QDateTime &from, qint64 bucketMs);
 
     // Changes seen by every process (Migrations.cpp, core step 6): each topic's counter

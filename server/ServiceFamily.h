@@ -127,6 +127,8 @@ public:
                        const QList<QCommandLineOption> &options = {}) = 0;
     // Scopes a control token may carry: the core's and every family's of this program.
     virtual QStringList scopes() = 0;
+    // The usage meters this program's families register (UsageMeters::catalog).
+    virtual QList<MeterSpec> meters() = 0;
     // The database the parsed options name, opened on this thread and migrated (the core and
     // every family's tables). Valid until the command returns.
     virtual Store &store() = 0;

@@ -1,9 +1,12 @@
 #include "ControlFamily.h"
 
+#include "ControlApi.h"
+#include "CsvExport.h"
 #include "Money.h"
 #include "Store.h"
 
 #include <QCommandLineParser>
+#include <QFile>
 #include <QTextStream>
 
 // switchyard-server keys|tokens|credits: the operator's credentials and credits, straight on
@@ -371,6 +374,90 @@ int credits(const QStringList &args, CommandHost &host)
                     "usage: switchyard-server credits grant|balance [options]");
 }
 
+// usage export --csv FILE: every usage record matching the filters, as the API's CSV export
+// writes it, page by page (memory stays flat however many rows).
+int usage(const QStringList &args, CommandHost &host)
+{
+    const QCommandLineOption csv(QStringLiteral("csv"),
+                                 QStringLiteral("The file to write (- for stdout)."),
+                                 QStringLiteral("FILE"));
+    const QCommandLineOption from(QStringLiteral("from"),
+                                  QStringLiteral("Records at or after (RFC 3339 or a date)."),
+                                  QStringLiteral("TIME"));
+    const QCommandLineOption to(QStringLiteral("to"),
+                                QStringLiteral("Records before (RFC 3339 or a date)."),
+                                QStringLiteral("TIME"));
+    const QCommandLineOption key(QStringLiteral("key"), QStringLiteral("One API key's records."),
+                                 QStringLiteral("ID"));
+    const QCommandLineOption model(QStringLiteral("model"), QStringLiteral("One model's records."),
+                                   QStringLiteral("MODEL"));
+    const Action exportCsv{
+        QStringLiteral("export"),
+        QStringLiteral("Export usage records as CSV (RFC 4180), newest first."),
+        {csv, from, to, key, model},
+        [&](const QCommandLineParser &parser, CommandHost &host) {
+            if (!parser.isSet(csv) || parser.value(csv).isEmpty())
+                throw CommandUsageError("--csv FILE is required");
+            UsageQuery q;
+            const auto time = [&](const QCommandLineOption &option, QDateTime *out) {
+                if (!parser.isSet(option))
+                    return;
+                const QString v = parser.value(option);
+                auto t = ControlApi::parseTime(v);
+                if (!t && QDate::fromString(v, Qt::ISODate).isValid())
+                    t = QDateTime(QDate::fromString(v, Qt::ISODate), QTime(0, 0), Qt::UTC);
+                if (!t || !t->isValid())
+                    throw CommandUsageError(("--" + option.names().first() +
+                                             " must be a date, an RFC 3339 time or Unix seconds")
+                                                .toStdString());
+                *out = *t;
+            };
+            time(from, &q.from);
+            time(to, &q.to);
+            if (parser.isSet(key)) {
+                bool ok = false;
+                q.keyId = parser.value(key).toLongLong(&ok);
+                if (!ok || q.keyId <= 0)
+                    throw CommandUsageError("--key must be an API key id");
+            }
+            q.model = parser.value(model);
+            const QString path = parser.value(csv);
+            const bool toStdout = path == u"-";
+            QFile file(toStdout ? QString() : path);
+            if (toStdout ? !file.open(stdout, QIODevice::WriteOnly)
+                         : !file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+                host.err() << "error: cannot write " << path << ": " << file.errorString() << "\n";
+                return 1;
+            }
+            Store &store = host.store();
+            q.accountId = store.defaultAccountId();
+            q.limit = 1000;
+            const QList<MeterSpec> meters = host.meters();
+            qint64 rows = 0;
+            bool written = file.write(CsvExport::usageHeader(meters)) >= 0;
+            for (;;) {
+                const UsagePage page = store.usage(q);
+                QByteArray bytes;
+                for (const UsageRecord &u : page.records)
+                    bytes += CsvExport::usageRow(u, meters);
+                written = written && file.write(bytes) == bytes.size();
+                rows += page.records.size();
+                if (!page.hasMore || !written)
+                    break;
+                q.beforeId = page.records.last().id;
+            }
+            if (!written || !file.flush()) {
+                host.err() << "error: cannot write " << path << ": " << file.errorString() << "\n";
+                return 1;
+            }
+            host.err() << "Exported " << rows << " usage records"
+                       << (toStdout ? QString() : QStringLiteral(" to ") + path) << ".\n";
+            return 0;
+        }};
+    return dispatch(args, host, {exportCsv},
+                    "usage: switchyard-server usage export --csv FILE [options]");
+}
+
 } // namespace
 
 QList<FamilyCommand> ControlFamily::commands()
@@ -380,5 +467,7 @@ QList<FamilyCommand> ControlFamily::commands()
             {QStringLiteral("tokens"), QStringLiteral("create|list|revoke"),
              QStringLiteral("manage control tokens (lpc_)"), tokens},
             {QStringLiteral("credits"), QStringLiteral("grant|balance"),
-             QStringLiteral("manage the credit balance"), credits}};
+             QStringLiteral("manage the credit balance"), credits},
+            {QStringLiteral("usage"), QStringLiteral("export"),
+             QStringLiteral("export usage records as CSV"), usage}};
 }

@@ -1,6 +1,7 @@
 #include "ControlFamily.h"
 
 #include "ControlApi.h"
+#include "CsvExport.h"
 #include "DatabaseService.h"
 #include "KeyBudgets.h"
 #include "Money.h"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QTimer>
 
 namespace {
 
@@ -154,8 +156,114 @@ void balance(const ServerScope &host, const ContextPtr &ctx)
         });
 }
 
+// One page of a CSV export: its rows, and the cursor of the next page (0: none).
+struct CsvPage
+{
+    QByteArray bytes;
+    qint64 next = 0;
+};
+using CsvPageReader = std::function<CsvPage(Store &, qint64 cursor)>;
+
+// Streams an export page by page (rows read and formatted on a database reader): the next page
+// is read only once the client has taken all but kAhead bytes of what was written, so a
+// million rows hold no more memory than a page or two whatever the client's speed; a client
+// that leaves ends it (one that stops reading is dropped by the idle timeout). A read that
+// fails half-way drops the connection, so that a cut file never looks whole.
+class CsvStream : public std::enable_shared_from_this<CsvStream>
+{
+public:
+    static constexpr int kPageRows = 1000;
+    static constexpr qint64 kAhead = 256 * 1024;
+
+    static void start(const ServerScope &host, const ContextPtr &ctx, const QString &name,
+                      const QByteArray &header, CsvPageReader read)
+    {
+        ctx->startStream(
+            200, {{"Content-Type", "text/csv; charset=utf-8"},
+                  {"Content-Disposition", "attachment; filename=\"" + name.toLatin1() + ".csv\""}});
+        ctx->writeStream(header);
+        std::make_shared<CsvStream>(host, ctx, std::move(read))->readFrom(0);
+    }
+    CsvStream(const ServerScope &host, ContextPtr ctx, CsvPageReader read)
+        : m_host(host), m_ctx(std::move(ctx)), m_read(std::move(read))
+    {
+    }
+
+private:
+    void readFrom(qint64 cursor)
+    {
+        m_host.database().read<CsvPage>(
+            m_host.parent(), [read = m_read, cursor](Store &s) { return read(s, cursor); },
+            [self = shared_from_this()](const DbResult<CsvPage> &r) { self->write(r); });
+    }
+    void write(const DbResult<CsvPage> &r)
+    {
+        if (m_ctx->clientGone())
+            return;
+        if (!r.ok()) {
+            qWarning("CSV export %s failed: %s", qPrintable(m_ctx->requestId()),
+                     qPrintable(r.error));
+            m_ctx->exchange()->abortConnection();
+            return;
+        }
+        m_ctx->writeStream(r.value.bytes);
+        if (!r.value.next)
+            return m_ctx->finishStream({});
+        waitThenRead(r.value.next);
+    }
+    void waitThenRead(qint64 cursor)
+    {
+        if (m_ctx->clientGone())
+            return;
+        if (m_ctx->exchange()->unsentBytes() <= kAhead)
+            return readFrom(cursor);
+        QTimer::singleShot(10, m_host.parent(),
+                           [self = shared_from_this(), cursor] { self->waitThenRead(cursor); });
+    }
+
+    const ServerScope &m_host;
+    const ContextPtr m_ctx;
+    const CsvPageReader m_read;
+};
+
+bool wantsCsv(const ContextPtr &ctx)
+{
+    const QString format = ctx->request().query.queryItemValue(QStringLiteral("format"));
+    if (format.isEmpty() || format == u"json")
+        return false;
+    if (format != u"csv")
+        ctx->respondError(400, QStringLiteral("'format' must be json or csv."), {},
+                          QStringLiteral("format"));
+    return true;
+}
+
+// GET /api/v1/credits/ledger?format=csv: every entry, newest first, within from/to if given.
+void ledgerCsv(const ServerScope &host, const ContextPtr &ctx)
+{
+    QDateTime from, to;
+    if (!timeParam(ctx, "from", &from) || !timeParam(ctx, "to", &to))
+        return;
+    const qint64 account = ctx->identity().accountId;
+    CsvStream::start(
+        host, ctx, QStringLiteral("ledger"), CsvExport::ledgerHeader(),
+        [account, from, to](Store &s, qint64 cursor) {
+            const QList<LedgerEntry> entries = s.ledger(account, CsvStream::kPageRows + 1, cursor);
+            CsvPage page;
+            for (qsizetype i = 0; i < qMin<qsizetype>(CsvStream::kPageRows, entries.size()); ++i) {
+                const LedgerEntry &e = entries[i];
+                if ((!from.isValid() || e.created >= from) && (!to.isValid() || e.created < to))
+                    page.bytes += CsvExport::ledgerRow(e);
+            }
+            if (entries.size() > CsvStream::kPageRows)
+                page.next = entries[CsvStream::kPageRows - 1].id;
+            return page;
+        });
+}
+
 void ledger(const ServerScope &host, const ContextPtr &ctx)
 {
+    if (wantsCsv(ctx))
+        return ctx->isAnswered() ? void() : ledgerCsv(host, ctx);
     int limit = 50;
     qint64 before = 0;
     if (!limitParam(ctx, 50, &limit) || !cursorParam(ctx, &before))
@@ -186,23 +294,90 @@ void ledger(const ServerScope &host, const ContextPtr &ctx)
         });
 }
 
-void usage(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec> &described)
+// The usage filters every usage route shares: from, to, key, model (400 naming a bad one).
+std::optional<UsageQuery> usageFilters(const ContextPtr &ctx)
 {
     const QUrlQuery &q = ctx->request().query;
     UsageQuery uq;
     uq.accountId = ctx->identity().accountId;
-    auto bad = [&ctx](const QString &param, const QString &what) {
-        ctx->respondError(400, QStringLiteral("'%1' %2").arg(param, what), {}, param);
-    };
     if (!timeParam(ctx, "from", &uq.from) || !timeParam(ctx, "to", &uq.to))
-        return;
+        return std::nullopt;
     if (q.hasQueryItem("key")) {
         const auto id = parseId(q.queryItemValue("key"));
-        if (!id)
-            return bad(QStringLiteral("key"), QStringLiteral("must be an API key id."));
+        if (!id) {
+            ctx->respondError(400, QStringLiteral("'key' must be an API key id."), {},
+                              QStringLiteral("key"));
+            return std::nullopt;
+        }
         uq.keyId = *id;
     }
     uq.model = q.queryItemValue("model", QUrl::FullyDecoded);
+    return uq;
+}
+
+// GET /api/v1/usage/summary?group_by=key|model|day: requests, cost, tokens and meters per group
+// over the filters.
+void usageSummary(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec> &described)
+{
+    auto uq = usageFilters(ctx);
+    if (!uq)
+        return;
+    const QString groupBy = ctx->request().query.queryItemValue(QStringLiteral("group_by"));
+    if (groupBy != u"key" && groupBy != u"model" && groupBy != u"day")
+        return ctx->respondError(400, QStringLiteral("'group_by' must be key, model or day."), {},
+                                 QStringLiteral("group_by"));
+    host.database().read<QList<UsageSummaryRow>>(
+        host.parent(), [uq = *uq, groupBy](Store &s) { return s.usageSummary(uq, groupBy); },
+        [ctx, described, groupBy, uq = *uq](const DbResult<QList<UsageSummaryRow>> &r) {
+            if (!r.ok())
+                return storeUnavailable(ctx, r.error);
+            QJsonArray data;
+            for (const UsageSummaryRow &row : r.value) {
+                UsageRecord sums; // the units' shape of a record, for unitsJson
+                sums.inputTokens = row.inputTokens;
+                sums.outputTokens = row.outputTokens;
+                sums.cacheReadTokens = row.cacheReadTokens;
+                sums.cacheWriteTokens = row.cacheWriteTokens;
+                sums.requests = row.requests;
+                sums.meters = row.meters;
+                data.append(QJsonObject{{"group", row.group},
+                                        {"requests", row.requests},
+                                        {"cost", Money::formatCredits(row.cost)},
+                                        {"cost_units", QString::number(row.cost)},
+                                        {"units", unitsJson(sums, described)}});
+            }
+            ctx->respondJson(200, QJsonObject{{"object", "usage_summary"},
+                                              {"group_by", groupBy},
+                                              {"from", timeJson(uq.from)},
+                                              {"to", timeJson(uq.to)},
+                                              {"data", data}});
+        });
+}
+
+void usage(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec> &described)
+{
+    const bool csv = wantsCsv(ctx);
+    if (ctx->isAnswered())
+        return;
+    auto filters = usageFilters(ctx);
+    if (!filters)
+        return;
+    UsageQuery uq = *filters;
+    if (csv)
+        return CsvStream::start(host, ctx, QStringLiteral("usage"),
+                                CsvExport::usageHeader(described),
+                                [uq, described](Store &s, qint64 cursor) {
+                                    UsageQuery page = uq;
+                                    page.beforeId = cursor;
+                                    page.limit = CsvStream::kPageRows;
+                                    const UsagePage p = s.usage(page);
+                                    CsvPage out;
+                                    for (const UsageRecord &u : p.records)
+                                        out.bytes += CsvExport::usageRow(u, described);
+                                    if (p.hasMore)
+                                        out.next = p.records.last().id;
+                                    return out;
+                                });
     if (!limitParam(ctx, uq.limit, &uq.limit) || !cursorParam(ctx, &uq.beforeId))
         return;
     host.database().read<UsagePage>(
@@ -400,6 +575,10 @@ QList<RouteSpec> ControlFamily::routes(const ServerScope &scope)
     // The family outlives every server, and its meters do not change after link().
     route("GET", "/api/v1/usage", Scopes::UsageRead,
           [this](const ServerScope &host, const ContextPtr &ctx) { usage(host, ctx, m_meters); });
+    route("GET", "/api/v1/usage/summary", Scopes::UsageRead,
+          [this](const ServerScope &host, const ContextPtr &ctx) {
+              usageSummary(host, ctx, m_meters);
+          });
     route("GET", "/api/v1/api-keys", Scopes::ApiKeysRead, listKeys);
     route("POST", "/api/v1/api-keys", Scopes::ApiKeysWrite, createKey);
     route("PATCH", "/api/v1/api-keys/{id}", Scopes::ApiKeysWrite, updateKey);

@@ -30,6 +30,8 @@ public:
     // restart), on a new port.
     void restart(ServerSettings settings);
     Services &services() { return *m_services; }
+    // The database under the server (for the command line: testDatabase().cliArgs()).
+    const TestDatabase &testDatabase() const { return m_db; }
     DatabaseService &service() { return m_services->database(); }
     ServerHost &host() { return *m_services->host(); }
     HttpClient client() const { return HttpClient(port()); }

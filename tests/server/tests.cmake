@@ -27,3 +27,6 @@ switchyard_test(tst_instances SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_instances.cp
 # models).
 switchyard_test(tst_key_governance SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_key_governance.cpp
     LIBS switchyard_serverfixture)
+# CSV exports and usage summaries: the API, the command line, quoting and exact numbers.
+switchyard_test(tst_usage_export SOURCES ${CMAKE_CURRENT_LIST_DIR}/tst_usage_export.cpp
+    LIBS switchyard_serverfixture switchyard_app)

@@ -409,7 +409,7 @@ private slots:
         const QList<Route> routes{
             {"POST", "/v1/chat/completions", chat, true},
             {"POST", "/v1/messages",
-             R"({"model": "vendorA-sonnet-4.5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})",
+             R"({"model": "vendorA-sonnet-4-6", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})",
              true},
             {"POST", "/v1/responses", R"({"model": "vendorB-5.4", "input": "hi"})", true},
             {"POST", "/v1/audio/speech", R"({"input": "Hello there.", "voice": "alloy"})", true},
