@@ -251,6 +251,12 @@ const Migrations::Component &core()
                 "STATEMENT EXECUTE FUNCTION switchyard_changed('keys')",
                 "CREATE INDEX usage_key_time ON usage_records(key_id, time_ms)",
             },
+            // 10: usage pages newest first (the API's cursor, CSV exports) seek by account and
+            // id, whatever the depth; with only (account_id, time_ms) SQLite sorted every
+            // matching row for each page.
+            {
+                "CREATE INDEX usage_account_id ON usage_records(account_id, id)",
+            },
         }};
     return c;
 }
