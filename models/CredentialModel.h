@@ -164,6 +164,9 @@ protected:
         };
     }
 
+    DatabaseService &database() const { return m_db; }
+    qint64 account() const { return m_account; }
+
     // A time's sort key: milliseconds, -1 for none.
     static QVariant sortTime(const QDateTime &t)
     {

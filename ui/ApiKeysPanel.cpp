@@ -6,12 +6,52 @@
 #include "CreatedSecretDialog.h"
 #include "RecordTable.h"
 
+#include <QApplication>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPointer>
 #include <QPushButton>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
+
+namespace {
+
+// Paints a key whose rules refuse it in the error colours of the palette's highlight of bad
+// input, and the budget cell as a bar of what was spent.
+class KeyRowDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter *painter, const QStyleOptionViewItem &option,
+               const QModelIndex &index) const override
+    {
+        const bool refused = index.data(ApiKeyModel::RefusedRole).toBool();
+        if (refused)
+            painter->fillRect(option.rect, QColor(220, 53, 69, 40));
+        const QVariant fraction = index.data(ApiKeyModel::SpentFractionRole);
+        if (index.column() == ApiKeyModel::BudgetColumn && fraction.isValid()) {
+            QStyleOptionProgressBar bar;
+            bar.rect = option.rect.adjusted(2, 3, -2, -3);
+            bar.minimum = 0;
+            bar.maximum = 1000;
+            bar.progress = int(qBound(0.0, fraction.toDouble(), 1.0) * 1000);
+            bar.text = index.data().toString();
+            bar.textVisible = true;
+            bar.state = option.state | QStyle::State_Horizontal;
+            QApplication::style()->drawControl(QStyle::CE_ProgressBar, &bar, painter);
+            return;
+        }
+        QStyleOptionViewItem opt = option;
+        if (refused)
+            opt.palette.setColor(QPalette::Text, QColor(160, 20, 30));
+        QStyledItemDelegate::paint(painter, opt, index);
+    }
+};
+
+} // namespace
 
 ApiKeysPanel::ApiKeysPanel(ApiKeyModel *model, QWidget *parent) : QWidget(parent), m_model(model)
 {
@@ -30,6 +70,9 @@ ApiKeysPanel::ApiKeysPanel(ApiKeyModel *model, QWidget *parent) : QWidget(parent
     m_create->setObjectName(QStringLiteral("createKeyButton"));
     m_revoke = new QPushButton(tr("Revoke"), this);
     m_revoke->setObjectName(QStringLiteral("revokeKeyButton"));
+    m_edit = new QPushButton(tr("Edit Rules"), this);
+    m_edit->setObjectName(QStringLiteral("editKeyButton"));
+    m_view->setItemDelegate(new KeyRowDelegate(m_view));
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("messageLabel"));
     m_message->setWordWrap(true);
@@ -37,6 +80,8 @@ ApiKeysPanel::ApiKeysPanel(ApiKeyModel *model, QWidget *parent) : QWidget(parent
 
     connect(m_create, &QPushButton::clicked, this, &ApiKeysPanel::createKey);
     connect(m_revoke, &QPushButton::clicked, this, &ApiKeysPanel::revokeSelected);
+    connect(m_edit, &QPushButton::clicked, this, &ApiKeysPanel::editSelected);
+    connect(m_view, &QTableView::doubleClicked, this, &ApiKeysPanel::editSelected);
     connect(m_view->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &ApiKeysPanel::updateActions);
     // A revocation (here or elsewhere) changes what the selected row allows.
@@ -49,6 +94,7 @@ ApiKeysPanel::ApiKeysPanel(ApiKeyModel *model, QWidget *parent) : QWidget(parent
 
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_create);
+    buttons->addWidget(m_edit);
     buttons->addWidget(m_revoke);
     buttons->addStretch(1);
     auto *layout = new QVBoxLayout(this);
@@ -68,18 +114,40 @@ void ApiKeysPanel::createKey()
         const QString name = dialog->name();
         m_create->setEnabled(false);
         m_message->hide();
-        m_model->createKey(name, dialog->tier(), this, [this](const DbResult<CreatedSecret> &r) {
-            m_create->setEnabled(true);
-            if (!r.ok()) {
-                showError(tr("The key could not be created: %1").arg(r.error));
-                return;
-            }
-            CreatedSecretDialog::showOnce(
-                tr("API key created"),
-                tr("Your new API key. Send it as \"Authorization: Bearer <key>\" or "
-                   "\"X-API-Key: <key>\"."),
-                r.value.secret, this);
-        });
+        m_model->createKey(
+            name, dialog->tier(), dialog->rules(), this, [this](const DbResult<CreatedSecret> &r) {
+                m_create->setEnabled(true);
+                if (!r.ok()) {
+                    showError(tr("The key could not be created: %1").arg(r.error));
+                    return;
+                }
+                CreatedSecretDialog::showOnce(
+                    tr("API key created"),
+                    tr("Your new API key. Send it as \"Authorization: Bearer <key>\" or "
+                       "\"X-API-Key: <key>\"."),
+                    r.value.secret, this);
+            });
+    });
+    dialog->open();
+}
+
+void ApiKeysPanel::editSelected()
+{
+    const qint64 id = selectedId();
+    const int row = m_model->rowOfId(id);
+    if (row < 0 || m_model->recordAt(row).isRevoked())
+        return;
+    auto *dialog = new CreateApiKeyDialog(knownTiers(), m_model->recordAt(row), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, id] {
+        m_message->hide();
+        m_model->updateKey(id, dialog->name(), dialog->tier(), dialog->rules(), this,
+                           [this](const DbResult<bool> &r) {
+                               if (!r.ok() || !r.value)
+                                   showError(
+                                       tr("The key could not be changed: %1")
+                                           .arg(r.ok() ? tr("it no longer exists") : r.error));
+                           });
     });
     dialog->open();
 }
@@ -117,6 +185,7 @@ void ApiKeysPanel::updateActions()
 {
     const int row = m_model->rowOfId(selectedId());
     m_revoke->setEnabled(row >= 0 && !m_model->recordAt(row).isRevoked());
+    m_edit->setEnabled(row >= 0 && !m_model->recordAt(row).isRevoked());
 }
 
 void ApiKeysPanel::showError(const QString &message)

@@ -7,8 +7,10 @@ class QLabel;
 class QPushButton;
 class QTableView;
 
-// Settings > API Keys: the account's keys (masked), Create Key (the full value shown once) and
-// Revoke (after confirmation). All persistence goes through ApiKeyModel.
+// Settings > API Keys: the account's keys (masked) with their budget spent (a bar), expiry and
+// status (a key whose rules refuse it stands out), Create Key (name, tier and rules; the full
+// value shown once), Edit (tier and rules) and Revoke (after confirmation). All persistence
+// goes through ApiKeyModel.
 class ApiKeysPanel : public QWidget
 {
     Q_OBJECT
@@ -22,6 +24,8 @@ public slots:
     void createKey();
     // Asks for confirmation ("revokeConfirmation"), then revokes the selected key.
     void revokeSelected();
+    // Edits the selected key's name, tier and rules (CreateApiKeyDialog on that key).
+    void editSelected();
 
 private:
     qint64 selectedId() const;
@@ -33,5 +37,6 @@ private:
     QTableView *m_view;
     QPushButton *m_create;
     QPushButton *m_revoke;
+    QPushButton *m_edit;
     QLabel *m_message;
 };

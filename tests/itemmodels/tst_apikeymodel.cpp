@@ -13,7 +13,76 @@ private slots:
     void createAndRevokeUpdateLive();
     void writesElsewhereAppearOnAnnouncement();
     void lastUsedFollowsUsage();
+    void rulesSpendAndRefusal();
 };
+
+// A key's rules in the table: the budget's spending in its period (and the bar's fraction),
+// the expiry, and a key its rules refuse marked on every cell; edited through the model.
+void TestApiKeyModel::rulesSpendAndRefusal()
+{
+    TestDatabase t;
+    const qint64 account = t.account();
+    KeyRules rules;
+    rules.budget = KeyRules::Budget{1000, KeyRules::Period::Day};
+    const CreatedSecret key = t.writeNow<CreatedSecret>([=](Store &s) {
+        return s.createApiKey(account, QStringLiteral("budgeted"), QString(), rules);
+    });
+    const QDateTime now =
+        QDateTime::fromString(QStringLiteral("2026-12-02T10:00:00Z"), Qt::ISODate);
+    const auto charge = [&](qint64 cost, const QDateTime &when) {
+        UsageRecord u;
+        u.accountId = account;
+        u.keyId = key.id;
+        u.time = when;
+        u.endpoint = QStringLiteral("/v1/test");
+        u.cost = cost;
+        u.status = 200;
+        t.writeNow<qint64>([u](Store &s) { return s.insertUsage(u); });
+    };
+    charge(400, now.addSecs(-3600));
+    charge(999, now.addDays(-1)); // yesterday's: another period
+    ApiKeyModel model(t.db());
+    model.setClock([now] { return now; });
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QTRY_COMPARE(model.spent(key.id), qint64(400));
+    const QModelIndex budget = model.index(0, ApiKeyModel::BudgetColumn);
+    QCOMPARE(budget.data().toString(), QStringLiteral("0.0000004 of 0.000001 / day"));
+    QCOMPARE(budget.data(ApiKeyModel::SpentFractionRole).toDouble(), 0.4);
+    QCOMPARE(model.index(0, ApiKeyModel::ExpiresColumn).data().toString(), QStringLiteral("Never"));
+    QVERIFY(!model.index(0, 0).data(ApiKeyModel::RefusedRole).toBool());
+    QCOMPARE(model.index(0, ApiKeyModel::StatusColumn).data().toString(), QStringLiteral("Active"));
+
+    // Spent in full: refused until the day ends, shown on every cell.
+    charge(600, now.addSecs(-60));
+    t.db().announceApiKeysChanged();
+    QTRY_COMPARE(model.spent(key.id), qint64(1000));
+    QTRY_VERIFY(model.index(0, ApiKeyModel::NameColumn).data(ApiKeyModel::RefusedRole).toBool());
+    QCOMPARE(model.index(0, ApiKeyModel::StatusColumn).data().toString(),
+             QStringLiteral("Refused"));
+    QVERIFY(model.index(0, ApiKeyModel::StatusColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("key_budget_exceeded")));
+
+    // Edited: no budget, an expiry already past.
+    KeyRules edited;
+    edited.expires = now.addSecs(-1);
+    std::optional<DbResult<bool>> updated;
+    model.updateKey(key.id, QStringLiteral("renamed"), QStringLiteral("default"), edited, this,
+                    [&](const DbResult<bool> &r) { updated = r; });
+    QTRY_VERIFY(updated.has_value() && updated->ok() && updated->value);
+    QTRY_COMPARE(model.index(0, ApiKeyModel::NameColumn).data().toString(),
+                 QStringLiteral("renamed"));
+    QCOMPARE(model.index(0, ApiKeyModel::BudgetColumn).data().toString(), QStringLiteral("None"));
+    QVERIFY(
+        !model.index(0, ApiKeyModel::BudgetColumn).data(ApiKeyModel::SpentFractionRole).isValid());
+    QVERIFY(model.index(0, ApiKeyModel::ExpiresColumn).data().toString() != u"Never");
+    QVERIFY(model.index(0, 0).data(ApiKeyModel::RefusedRole).toBool());
+    QVERIFY(model.index(0, ApiKeyModel::StatusColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("key_expired")));
+}
 
 void TestApiKeyModel::loadsExistingKeys()
 {
@@ -52,7 +121,7 @@ void TestApiKeyModel::createAndRevokeUpdateLive()
     QCOMPARE(model.rowCount(), 0);
 
     std::optional<DbResult<CreatedSecret>> created;
-    model.createKey(QStringLiteral("ci"), QString(), this,
+    model.createKey(QStringLiteral("ci"), QString(), {}, this,
                     [&](const DbResult<CreatedSecret> &r) { created = r; });
     QTRY_VERIFY(created.has_value());
     QVERIFY2(created->ok(), qPrintable(created->error));

@@ -2,12 +2,16 @@
 #include "ApiKeysPanel.h"
 #include "CreateApiKeyDialog.h"
 #include "CreatedSecretDialog.h"
+#include "Money.h"
 #include "Secrets.h"
 #include "TestDatabase.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
+#include <QComboBox>
+#include <QDateTimeEdit>
 #include <QDialogButtonBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -24,6 +28,7 @@ private slots:
     void createKeyShowsSecretOnce();
     void cancelledCreateWritesNothing();
     void revokeAsksThenRevokes();
+    void rulesAreEnteredAndEdited();
 
 private:
     static QPushButton *button(QWidget *parent, const char *name)
@@ -155,6 +160,83 @@ void TestApiKeysPanel::revokeAsksThenRevokes()
                  QStringLiteral("Revoked"));
     QVERIFY(isRevoked());
     QVERIFY(!revoke->isEnabled());
+}
+
+// The dialog takes every rule, refuses bad ones with a reason, and Edit Rules changes them.
+void TestApiKeysPanel::rulesAreEnteredAndEdited()
+{
+    TestDatabase t;
+    ApiKeyModel model(t.db());
+    ApiKeysPanel panel(&model);
+    panel.show();
+    QTRY_VERIFY(model.isLoaded());
+
+    QTest::mouseClick(button(&panel, "createKeyButton"), Qt::LeftButton);
+    auto *ask = panel.findChild<CreateApiKeyDialog *>();
+    QVERIFY(ask);
+    QPushButton *create =
+        ask->findChild<QDialogButtonBox *>("buttons")->button(QDialogButtonBox::Ok);
+    auto *problem = ask->findChild<QLabel *>("problemLabel");
+    QTest::keyClicks(ask->findChild<QLineEdit *>("keyNameEdit"), "governed");
+    auto *budget = ask->findChild<QLineEdit *>("budgetEdit");
+    QTest::keyClicks(budget, "five");
+    QVERIFY(!create->isEnabled());
+    QVERIFY(problem->text().contains("positive amount"));
+    budget->clear();
+    QTest::keyClicks(budget, "2.5");
+    ask->findChild<QComboBox *>("budgetPeriodCombo")->setCurrentText("week");
+    QTest::keyClicks(ask->findChild<QLineEdit *>("modelsEdit"), "vendorB-*, gpt-image-1");
+    auto *ips = ask->findChild<QLineEdit *>("allowedIpsEdit");
+    QTest::keyClicks(ips, "10.0.0.0/99");
+    QVERIFY(!create->isEnabled());
+    QVERIFY(problem->text().contains("10.0.0.0/99"));
+    ips->clear();
+    QTest::keyClicks(ips, "10.0.0.0/8");
+    ask->findChild<QCheckBox *>("expiresCheck")->setChecked(true);
+    const QDateTime expiry = QDateTime::currentDateTime().addDays(7);
+    ask->findChild<QDateTimeEdit *>("expiresEdit")->setDateTime(expiry);
+    QVERIFY(create->isEnabled());
+    QTest::mouseClick(create, Qt::LeftButton);
+    QPointer<CreatedSecretDialog> shown;
+    QTRY_VERIFY((shown = panel.findChild<CreatedSecretDialog *>()) && shown->isVisible());
+    shown->close();
+
+    QTRY_COMPARE(model.rowCount(), 1);
+    const qint64 account = t.account();
+    const qint64 id = model.recordAt(0).id;
+    auto stored = [&] {
+        return t.readNow<std::optional<ApiKeyRecord>>(
+            [=](Store &s) { return s.apiKey(account, id); });
+    };
+    KeyRules rules = stored()->rules;
+    QCOMPARE(rules.budget->amount, 2 * Money::kUnitsPerCredit + Money::kUnitsPerCredit / 2);
+    QCOMPARE(rules.budget->period, KeyRules::Period::Week);
+    QCOMPARE(rules.models, (QStringList{"vendorB-*", "gpt-image-1"}));
+    QCOMPARE(rules.allowedIps, QStringList{"10.0.0.0/8"});
+    QVERIFY(qAbs(rules.expires.secsTo(expiry.toUTC())) < 60);
+    QTRY_VERIFY(panel.view()
+                    ->model()
+                    ->index(0, ApiKeyModel::BudgetColumn)
+                    .data(ApiKeyModel::SpentFractionRole)
+                    .isValid());
+
+    // Edit Rules: the dialog comes filled in; clearing the models and the budget saves that.
+    panel.view()->selectRow(0);
+    QTest::mouseClick(button(&panel, "editKeyButton"), Qt::LeftButton);
+    QPointer<CreateApiKeyDialog> edit;
+    QTRY_VERIFY((edit = panel.findChild<CreateApiKeyDialog *>()) && edit->isVisible());
+    QCOMPARE(edit->findChild<QLineEdit *>("modelsEdit")->text(),
+             QStringLiteral("vendorB-*, gpt-image-1"));
+    QCOMPARE(edit->findChild<QLineEdit *>("budgetEdit")->text(), QStringLiteral("2.500000000"));
+    edit->findChild<QLineEdit *>("modelsEdit")->clear();
+    edit->findChild<QLineEdit *>("budgetEdit")->clear();
+    QTest::mouseClick(edit->findChild<QDialogButtonBox *>("buttons")->button(QDialogButtonBox::Ok),
+                      Qt::LeftButton);
+    QTRY_VERIFY(stored()->rules.models.isEmpty());
+    rules = stored()->rules;
+    QVERIFY(!rules.budget);
+    QCOMPARE(rules.allowedIps, QStringList{"10.0.0.0/8"});
+    QCOMPARE(stored()->name, QStringLiteral("governed"));
 }
 
 QTEST_MAIN(TestApiKeysPanel)
