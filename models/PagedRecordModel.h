@@ -115,6 +115,13 @@ protected:
     void dropPending() { m_pending.clear(); }
 
     DatabaseService &m_db;
+
+public:
+    // The database and account the rows come from (for an export of all of them).
+    DatabaseService &database() const { return m_db; }
+    qint64 account() const { return m_account; }
+
+protected:
     const qint64 m_account;
 
 private:

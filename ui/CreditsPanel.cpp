@@ -1,11 +1,15 @@
 #include "CreditsPanel.h"
 
+#include "CsvExport.h"
+#include "CsvFileExport.h"
 #include "LedgerModel.h"
 #include "ModelFormat.h"
 #include "Money.h"
 
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -64,11 +68,24 @@ CreditsPanel::CreditsPanel(LedgerModel *model, QWidget *parent) : QWidget(parent
         m_message->setText(tr("Could not load the ledger: %1").arg(error));
     });
 
+    auto *exportButton = new QPushButton(tr("Export CSV..."), this);
+    exportButton->setObjectName(QStringLiteral("exportCsvButton"));
+    connect(exportButton, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export the ledger"), QStringLiteral("ledger.csv"), tr("CSV files (*.csv)"));
+        if (!path.isEmpty())
+            exportCsv(path);
+    });
+    auto *ledgerHeader = new QHBoxLayout;
+    ledgerHeader->addWidget(new QLabel(tr("Ledger"), this));
+    ledgerHeader->addStretch(1);
+    ledgerHeader->addWidget(exportButton);
+
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(title);
     layout->addWidget(m_balance);
     layout->addWidget(form);
-    layout->addWidget(new QLabel(tr("Ledger"), this));
+    layout->addLayout(ledgerHeader);
     layout->addWidget(m_view, 1);
     showBalance();
     validate();
@@ -122,4 +139,28 @@ void CreditsPanel::showBalance()
                            ? tr("Balance: %1 credits").arg(ModelFormat::credits(m_model->balance()))
                            : tr("Balance: loading..."));
     m_balance->setToolTip(Money::formatCredits(m_model->balance()));
+}
+
+void CreditsPanel::exportCsv(const QString &path)
+{
+    m_message->setText(tr("Exporting the ledger to %1...").arg(path));
+    m_message->show();
+    auto *job = CsvFileExport::start(
+        m_model->database(), path, CsvExport::ledgerHeader(),
+        [account = m_model->account()](Store &s, qint64 cursor) {
+            const QList<LedgerEntry> entries = s.ledger(account, 1001, cursor);
+            CsvFileExport::Page out;
+            for (qsizetype i = 0; i < qMin<qsizetype>(1000, entries.size()); ++i)
+                out.bytes += CsvExport::ledgerRow(entries[i]);
+            out.rows = int(qMin<qsizetype>(1000, entries.size()));
+            out.next = entries.size() > 1000 ? entries[999].id : 0;
+            return out;
+        },
+        this);
+    connect(job, &CsvFileExport::finished, this,
+            [this, path](bool ok, qint64 rows, const QString &error) {
+                m_message->setText(ok ? tr("Exported %1 ledger entries to %2.").arg(rows).arg(path)
+                                      : tr("The export failed: %1").arg(error));
+                emit exported(ok);
+            });
 }

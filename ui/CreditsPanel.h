@@ -21,6 +21,11 @@ public:
 
 public slots:
     void grant();
+    // Writes every ledger entry to `path` as CSV (the API's bytes); Export CSV asks for the file.
+    void exportCsv(const QString &path);
+
+signals:
+    void exported(bool ok);
 
 private:
     std::optional<qint64> enteredAmount() const;

@@ -1,12 +1,16 @@
 #include "UsagePanel.h"
 
 #include "ApiKeyModel.h"
+#include "CsvExport.h"
+#include "CsvFileExport.h"
+#include "ModelFormat.h"
 #include "UsageBucketModel.h"
 #include "UsageChartView.h"
 #include "UsageModel.h"
 
 #include <QComboBox>
 #include <QDateTimeEdit>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -15,6 +19,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace {
@@ -54,6 +59,27 @@ UsagePanel::UsagePanel(UsageModel *usage, UsageBucketModel *buckets, ApiKeyModel
     m_to->setCalendarPopup(true);
     auto *refresh = new QPushButton(tr("Refresh"), this);
     refresh->setObjectName(QStringLiteral("refreshButton"));
+    auto *exportButton = new QPushButton(tr("Export CSV..."), this);
+    exportButton->setObjectName(QStringLiteral("exportCsvButton"));
+    connect(exportButton, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export usage"), QStringLiteral("usage.csv"), tr("CSV files (*.csv)"));
+        if (!path.isEmpty())
+            exportCsv(path);
+    });
+    m_groupBy = new QComboBox(this);
+    m_groupBy->setObjectName(QStringLiteral("breakdownCombo"));
+    m_groupBy->addItem(tr("By key"), QStringLiteral("key"));
+    m_groupBy->addItem(tr("By model"), QStringLiteral("model"));
+    m_breakdown = new QTableWidget(0, 5, this);
+    m_breakdown->setObjectName(QStringLiteral("breakdownTable"));
+    m_breakdown->setHorizontalHeaderLabels(
+        {tr("Key"), tr("Requests"), tr("Credits"), tr("Input tokens"), tr("Output tokens")});
+    m_breakdown->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_breakdown->verticalHeader()->hide();
+    m_breakdown->horizontalHeader()->setStretchLastSection(true);
+    connect(m_groupBy, &QComboBox::currentIndexChanged, this, &UsagePanel::refreshBreakdown);
+    connect(usage, &UsageModel::loaded, this, &UsagePanel::refreshBreakdown);
 
     m_proxy = new QSortFilterProxyModel(this);
     m_proxy->setObjectName(QStringLiteral("usageProxy"));
@@ -140,6 +166,7 @@ UsagePanel::UsagePanel(UsageModel *usage, UsageBucketModel *buckets, ApiKeyModel
     filters->addWidget(new QLabel(tr("to"), this));
     filters->addWidget(m_to);
     filters->addWidget(refresh);
+    filters->addWidget(exportButton);
 
     auto *chartBox = new QWidget(this);
     auto *chartLayout = new QVBoxLayout(chartBox);
@@ -151,9 +178,24 @@ UsagePanel::UsagePanel(UsageModel *usage, UsageBucketModel *buckets, ApiKeyModel
     chartLayout->addLayout(chartHeader);
     chartLayout->addWidget(m_chart, 1);
 
+    auto *breakdownBox = new QWidget(this);
+    auto *breakdownLayout = new QVBoxLayout(breakdownBox);
+    breakdownLayout->setContentsMargins(0, 0, 0, 0);
+    auto *breakdownHeader = new QHBoxLayout;
+    breakdownHeader->addWidget(new QLabel(tr("Breakdown"), breakdownBox));
+    breakdownHeader->addStretch(1);
+    breakdownHeader->addWidget(m_groupBy);
+    breakdownLayout->addLayout(breakdownHeader);
+    breakdownLayout->addWidget(m_breakdown, 1);
+    auto *lower = new QSplitter(Qt::Horizontal, this);
+    lower->addWidget(chartBox);
+    lower->addWidget(breakdownBox);
+    lower->setStretchFactor(0, 3);
+    lower->setStretchFactor(1, 2);
+
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_view);
-    split->addWidget(chartBox);
+    split->addWidget(lower);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
 
@@ -166,6 +208,86 @@ UsagePanel::UsagePanel(UsageModel *usage, UsageBucketModel *buckets, ApiKeyModel
     rebuildKeyChoices();
     applyBuckets();
     applyFilter();
+}
+
+UsageQuery UsagePanel::query() const
+{
+    UsageQuery q;
+    q.accountId = m_usage->account();
+    q.keyId = m_usage->filter().keyId;
+    q.from = m_usage->filter().from;
+    q.to = m_usage->filter().to;
+    return q;
+}
+
+void UsagePanel::exportCsv(const QString &path)
+{
+    const QList<MeterSpec> meters = UsageMeters::catalog(m_usage->meterSpecs());
+    m_message->setText(tr("Exporting usage to %1...").arg(path));
+    m_message->show();
+    auto *job = CsvFileExport::start(
+        m_usage->database(), path, CsvExport::usageHeader(meters),
+        [q = query(), meters](Store &s, qint64 cursor) {
+            UsageQuery page = q;
+            page.beforeId = cursor;
+            page.limit = 1000;
+            const UsagePage p = s.usage(page);
+            CsvFileExport::Page out;
+            for (const UsageRecord &u : p.records)
+                out.bytes += CsvExport::usageRow(u, meters);
+            out.rows = int(p.records.size());
+            out.next = p.hasMore ? p.records.last().id : 0;
+            return out;
+        },
+        this);
+    connect(job, &CsvFileExport::progress, this, [this, path](qint64 rows) {
+        m_message->setText(tr("Exporting usage to %1: %2 records...").arg(path).arg(rows));
+    });
+    connect(job, &CsvFileExport::finished, this,
+            [this, path](bool ok, qint64 rows, const QString &error) {
+                m_message->setText(ok ? tr("Exported %1 usage records to %2.").arg(rows).arg(path)
+                                      : tr("The export failed: %1").arg(error));
+                emit exported(ok);
+            });
+}
+
+void UsagePanel::refreshBreakdown()
+{
+    const QString groupBy = m_groupBy->currentData().toString();
+    m_breakdown->horizontalHeaderItem(0)->setText(groupBy == u"key" ? tr("Key") : tr("Model"));
+    // Key ids as the keys table names them.
+    QHash<QString, QString> keyNames;
+    for (int row = 0; row < m_keys->rowCount(); ++row)
+        keyNames.insert(QString::number(m_keys->recordAt(row).id), m_keys->recordAt(row).name);
+    m_usage->database().read<QList<UsageSummaryRow>>(
+        this, [q = query(), groupBy](Store &s) { return s.usageSummary(q, groupBy); },
+        [this, groupBy, keyNames](const DbResult<QList<UsageSummaryRow>> &r) {
+            if (!r.ok() || m_groupBy->currentData().toString() != groupBy)
+                return;
+            m_breakdown->setSortingEnabled(false);
+            m_breakdown->setRowCount(int(r.value.size()));
+            for (int i = 0; i < r.value.size(); ++i) {
+                const UsageSummaryRow &row = r.value[i];
+                QString label = row.group;
+                if (groupBy == u"key")
+                    label = row.group == u"0"
+                                ? tr("(control tokens)")
+                                : keyNames.value(row.group, tr("key %1").arg(row.group));
+                const auto number = [](qint64 v) {
+                    auto *item = new QTableWidgetItem;
+                    item->setData(Qt::DisplayRole, v);
+                    return item;
+                };
+                m_breakdown->setItem(i, 0, new QTableWidgetItem(label));
+                m_breakdown->setItem(i, 1, number(row.requests));
+                auto *credits = new QTableWidgetItem(ModelFormat::credits(row.cost));
+                credits->setData(Qt::UserRole, row.cost);
+                m_breakdown->setItem(i, 2, credits);
+                m_breakdown->setItem(i, 3, number(row.inputTokens));
+                m_breakdown->setItem(i, 4, number(row.outputTokens));
+            }
+            m_breakdown->setSortingEnabled(true);
+        });
 }
 
 void UsagePanel::applyFilter()
@@ -194,6 +316,7 @@ void UsagePanel::applyFilter()
         break;
     }
     m_usage->setFilter(filter);
+    refreshBreakdown();
 }
 
 void UsagePanel::applyBuckets()

@@ -4,10 +4,13 @@
 #include "TestDatabase.h"
 
 #include <QAbstractItemModelTester>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 class TestCreditsPanel : public QObject
@@ -17,6 +20,7 @@ private slots:
     void validatesAmount();
     void grantUpdatesBalanceAndLedger();
     void chargesShowLive();
+    void exportsTheLedger();
 };
 
 void TestCreditsPanel::validatesAmount()
@@ -100,6 +104,33 @@ void TestCreditsPanel::chargesShowLive()
     QTRY_COMPARE(panel.view()->model()->rowCount(), 2);
     QCOMPARE(panel.view()->model()->index(0, LedgerModel::RequestIdColumn).data().toString(),
              QStringLiteral("req_ui_1"));
+}
+
+// Export CSV writes every ledger entry, more than a page, with exact amounts.
+void TestCreditsPanel::exportsTheLedger()
+{
+    TestDatabase t;
+    const qint64 account = t.account();
+    t.writeNow<bool>([=](Store &s) {
+        for (int i = 0; i < 1'200; ++i)
+            s.applyLedger(account, "grant", 1'000'000'001, QStringLiteral("note %1, \"q\"").arg(i),
+                          "", 0);
+        return true;
+    });
+    LedgerModel model(t.db());
+    CreditsPanel panel(&model);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("ledger.csv"));
+    QSignalSpy exported(&panel, &CreditsPanel::exported);
+    panel.exportCsv(path);
+    QVERIFY(exported.wait(30'000));
+    QVERIFY(exported.first().first().toBool());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    QCOMPARE(lines.size(), 1'200 + 2);
+    QVERIFY(lines[1].contains(",grant,1.000000001,1000000001,1200.000001200,"));
+    QVERIFY(lines[1].contains(",\"note 1199, \"\"q\"\"\","));
 }
 
 QTEST_MAIN(TestCreditsPanel)

@@ -8,10 +8,15 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QFile>
 #include <QLineEdit>
 #include <QLineSeries>
+#include <QSet>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 class TestUsagePanel : public QObject
@@ -21,8 +26,24 @@ private slots:
     void recordAppearsWithoutRefresh();
     void filtersByKeyAndModelText();
     void meterColumnsAppear();
+    void exportAndBreakdown();
 
 private:
+    // Two keys, "first" and "second": their ids.
+    static std::pair<qint64, qint64> firstAndSecond(TestDatabase &t)
+    {
+        const qint64 account = t.account();
+        const auto key = [&](const char *name) {
+            return t
+                .writeNow<CreatedSecret>([=](Store &s) {
+                    return s.createApiKey(account, QString::fromLatin1(name), QString());
+                })
+                .id;
+        };
+        const qint64 first = key("first");
+        return {first, key("second")};
+    }
+
     static UsageRecord usage(qint64 account, qint64 keyId, const QString &model,
                              const QString &requestId)
     {
@@ -82,12 +103,7 @@ void TestUsagePanel::filtersByKeyAndModelText()
 {
     TestDatabase t;
     const qint64 account = t.account();
-    const qint64 first = t.writeNow<CreatedSecret>([=](Store &s) {
-                              return s.createApiKey(account, "first", QString());
-                          }).id;
-    const qint64 second = t.writeNow<CreatedSecret>([=](Store &s) {
-                               return s.createApiKey(account, "second", QString());
-                           }).id;
+    const auto [first, second] = firstAndSecond(t);
     ApiKeyModel keys(t.db());
     UsageModel records(t.db());
     UsageBucketModel buckets(t.db());
@@ -147,6 +163,72 @@ void TestUsagePanel::meterColumnsAppear()
              QStringLiteral("Minutes"));
     QCOMPARE(table->index(0, UsageModel::ColumnCount).data().toString(), QStringLiteral("90"));
     QVERIFY(!panel.view()->isColumnHidden(UsageModel::ColumnCount));
+}
+
+// Export CSV writes every record the key filter matches, more than a page, as the API's CSV;
+// the breakdown sums them per key (by name) and per model.
+void TestUsagePanel::exportAndBreakdown()
+{
+    TestDatabase t;
+    const qint64 account = t.account();
+    const auto [first, second] = firstAndSecond(t);
+    t.writeNow<bool>([=](Store &s) {
+        for (int i = 0; i < 2'500; ++i)
+            s.insertUsage(usage(account, i % 5 ? first : second,
+                                i % 2 ? QStringLiteral("m,odd") : QStringLiteral("even"),
+                                QStringLiteral("r%1").arg(i)));
+        return true;
+    });
+    ApiKeyModel keys(t.db());
+    UsageModel records(t.db());
+    UsageBucketModel buckets(t.db());
+    UsagePanel panel(&records, &buckets, &keys);
+    panel.show();
+    QTRY_VERIFY(records.isLoaded());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("usage.csv"));
+    QSignalSpy exported(&panel, &UsagePanel::exported);
+    panel.exportCsv(path);
+    QVERIFY(exported.wait(30'000));
+    QCOMPARE(exported.first().first().toBool(), true);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    QCOMPARE(lines.size(), 2'500 + 2); // the header, the rows, the empty tail after the last CRLF
+    QVERIFY(lines.first().startsWith("id,time,api_key_id,endpoint,model,"));
+    QVERIFY(lines[1].contains(",\"m,odd\",")); // the newest: r2499
+    QVERIFY(lines[1].contains(",r2499,"));
+
+    // Filtered by key: only its records.
+    auto *keyCombo = panel.findChild<QComboBox *>("keyFilterCombo");
+    QTRY_COMPARE(keyCombo->count(), 3);
+    keyCombo->setCurrentIndex(keyCombo->findData(second));
+    exported.clear();
+    panel.exportCsv(path);
+    QVERIFY(exported.wait(30'000));
+    file.close();
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll().count('\n'), 500 + 1);
+
+    // The breakdown over the same filter, then by model over every key.
+    auto *table = panel.findChild<QTableWidget *>("breakdownTable");
+    QTRY_COMPARE(table->rowCount(), 1);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("second"));
+    QCOMPARE(table->item(0, 1)->data(Qt::DisplayRole).toLongLong(), 500);
+    keyCombo->setCurrentIndex(0);
+    auto *group = panel.findChild<QComboBox *>("breakdownCombo");
+    group->setCurrentIndex(group->findData(QStringLiteral("model")));
+    QTRY_COMPARE(table->rowCount(), 2);
+    QSet<QString> models{table->item(0, 0)->text(), table->item(1, 0)->text()};
+    QCOMPARE(models, (QSet<QString>{"even", "m,odd"}));
+    QCOMPARE(table->item(0, 1)->data(Qt::DisplayRole).toLongLong(), 1'250);
+    QCOMPARE(table->item(0, 2)->text(), QStringLiteral("312.50")); // 1,250 x 0.25 credits
+
+    // A file that cannot be written: the export fails and says so.
+    exported.clear();
+    panel.exportCsv(dir.filePath(QStringLiteral("missing/usage.csv")));
+    QVERIFY(exported.wait(10'000));
+    QCOMPARE(exported.first().first().toBool(), false);
 }
 
 QTEST_MAIN(TestUsagePanel)
