@@ -27,7 +27,7 @@ const char *kTopHelp = "Usage: switchyard-server COMMAND [options]\n"
 const char *kTopHelpEnd =
     "\nEvery command takes --data-dir DIR or --database URL; run COMMAND --help for details.\n";
 
-// serve, then each family's commands, e.g. "  keys create|list|revoke      manage ...".
+// serve, then each family's commands, e.g. "  keys create|update|list|revoke  manage ...".
 QString topHelp(const FamilyList &families)
 {
     QString help = QString::fromLatin1(kTopHelp);

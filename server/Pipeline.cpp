@@ -488,12 +488,17 @@ void Pipeline::stampUsage(const ContextPtr &ctx, int status)
     }
 }
 
-void Pipeline::releaseHold(const ContextPtr &ctx)
+void Pipeline::releaseCreditHold(const ContextPtr &ctx)
 {
     if (ctx->m_reserved > 0) {
         m_credits.release(ctx->identity().accountId, ctx->m_reserved);
         ctx->m_reserved = 0;
     }
+}
+
+void Pipeline::releaseHold(const ContextPtr &ctx)
+{
+    releaseCreditHold(ctx);
     if (ctx->m_budgetHeld > 0) {
         m_budgets.release(ctx->identity().keyId, ctx->m_budgetHeld);
         ctx->m_budgetHeld = 0;

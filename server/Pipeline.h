@@ -68,6 +68,8 @@ private:
     void finishStream(const ContextPtr &ctx, const QByteArray &tail, const QByteArray &failedTail);
     // Hands the credit gate back the context's hold; a billed request's once it has settled.
     void releaseHold(const ContextPtr &ctx);
+    // The credit gate's part of it alone (RequestContext::releaseHold).
+    void releaseCreditHold(const ContextPtr &ctx);
     // A hold whose context ended without an answer; from any thread (the context's last owner
     // may be a worker), released on the pipeline's.
     void releaseLeftHold(qint64 accountId, qint64 amount, qint64 keyId, qint64 budgetHeld);

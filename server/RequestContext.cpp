@@ -153,7 +153,7 @@ void RequestContext::reserve(qint64 amount, std::function<void()> then)
 
 void RequestContext::releaseHold()
 {
-    m_pipeline.releaseHold(shared_from_this());
+    m_pipeline.releaseCreditHold(shared_from_this());
 }
 
 void RequestContext::startStream(int status, HttpHeaders extra)

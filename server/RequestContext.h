@@ -97,7 +97,8 @@ public:
     qint64 held() const { return m_reserved; }
     // Hands that hold back now, for work whose hold has become durable: a ledger entry the
     // credit gate already knows of (an image task's), which would otherwise count twice
-    // against the account for as long as the request waits for its answer.
+    // against the account for as long as the request waits for its answer. The key's budget
+    // hold stays until the request ends (the budget has no durable hold of its own).
     void releaseHold();
 
     // Streaming: the head now (with X-Request-Id and rate headers), then pieces as they come.

@@ -292,13 +292,18 @@ void ImageRunner::finish(const QString &taskId, const QString &status, const QSt
         [f](MoneyJournal &j) {
             return WithEntries<bool>{ImageStore::finish(j, f), j.entries()};
         },
-        [this, taskId](const DbResult<WithEntries<bool>> &r) {
+        [this, taskId, keyId = u.keyId, timeMs = f.nowMs](const DbResult<WithEntries<bool>> &r) {
             if (!r.ok())
                 qWarning("image task %s could not be finished: %s", qPrintable(taskId),
                          qPrintable(r.error));
             m_running.remove(taskId);
             if (r.ok() && r.value.value) {
                 noteBalances(r.value.entries);
+                // The task's charge (its request id is the task's) counts in the key's budget
+                // before the waiting request, if any, is answered and lets its hold go.
+                for (const LedgerEntry &e : r.value.entries)
+                    if (keyId && e.kind == u"charge" && e.requestId == taskId)
+                        emit m_family.events()->keyCharged(keyId, -e.amount, timeMs);
                 emit m_family.events()->taskEnded(taskId);
                 m_family.wakeDispatcher();
             }

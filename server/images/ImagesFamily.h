@@ -26,6 +26,8 @@ signals:
     void taskEnded(const QString &taskId);
     void deliveryChanged(qint64 deliveryId);
     void balanceCommitted(qint64 accountId, qint64 balance, qint64 ledgerId);
+    // A task's charge, for the key's budget (KeyBudgets::charged) on every server.
+    void keyCharged(qint64 keyId, qint64 cost, qint64 timeMs);
 };
 
 // Image tasks and their webhook callbacks as a service family;

@@ -5,6 +5,7 @@
 #include "ImageLinks.h"
 #include "ImageRequests.h"
 #include "ImagesFamily.h"
+#include "KeyBudgets.h"
 #include "Money.h"
 #include "RequestContext.h"
 #include "upstream/GuardedFetch.h"
@@ -66,6 +67,11 @@ public:
         connect(family.events(), &ImagesEvents::balanceCommitted, this,
                 [this](qint64 account, qint64 balance, qint64 ledgerId) {
                     m_host.noteBalance(account, balance, ledgerId);
+                });
+        connect(family.events(), &ImagesEvents::keyCharged, this,
+                [this](qint64 keyId, qint64 cost, qint64 timeMs) {
+                    m_host.budgets().charged(keyId, cost,
+                                             QDateTime::fromMSecsSinceEpoch(timeMs, Qt::UTC));
                 });
     }
 

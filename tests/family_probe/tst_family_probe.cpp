@@ -69,7 +69,7 @@ private slots:
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("  probe stamp|list")), qPrintable(r.out));
         QVERIFY(r.out.contains(QStringLiteral("stamp labels for the probe family")));
-        QVERIFY(r.out.contains(QStringLiteral("keys create|list|revoke")));
+        QVERIFY(r.out.contains(QStringLiteral("keys create|update|list|revoke")));
         r = cli({QStringLiteral("probe"), QStringLiteral("stamp"), QStringLiteral("--help")});
         QCOMPARE(r.code, 0);
         QVERIFY(r.out.contains(QStringLiteral("--data-dir")) && r.out.contains("LABEL"));

@@ -69,6 +69,8 @@ class TestImagesMoney : public QObject
 private slots:
     void holdAndChargeLive_data() { addBackendRows(); }
     void holdAndChargeLive();
+    void keyRulesRefuseBeforeTheTask_data() { addBackendRows(); }
+    void keyRulesRefuseBeforeTheTask();
     void gateSeesTheHoldAtOnce_data() { addBackendRows(); }
     void gateSeesTheHoldAtOnce();
     void syncWaitCountsItsImagesOnce_data() { addBackendRows(); }
@@ -81,6 +83,44 @@ private slots:
     void sweptTaskAnnounced();
     void otherInstancesHoldCounts();
 };
+
+// A key's rules (KeyRules.h) on the image family: a budget below n images' worst case is 402
+// key_budget_exceeded and a model outside the key's list 403 model_not_allowed, both before any
+// task or hold exists; within them the task is held and charged as usual.
+void TestImagesMoney::keyRulesRefuseBeforeTheTask()
+{
+    SY_START_ON_FAKE(fake, f, moneySettings(fake));
+    f.grant(kCredit);
+    const qint64 account = f.store().defaultAccountId();
+    KeyRules budgeted;
+    budgeted.budget = KeyRules::Budget{kPrice + kPrice / 2, KeyRules::Period::Total};
+    const QByteArray key =
+        f.store().createApiKey(account, "budgeted", {}, budgeted).secret.toLatin1();
+    KeyRules other;
+    other.models = {QStringLiteral("some-other-*")};
+    const QByteArray elsewhere =
+        f.store().createApiKey(account, "models", {}, other).secret.toLatin1();
+    const qsizetype entries = f.store().ledger(account, 100).size();
+
+    HttpReply r = post(f, {{"prompt", "two lanterns"}, {"n", 2}}, key);
+    QCOMPARE(r.status, 402);
+    QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+             QStringLiteral("key_budget_exceeded"));
+    r = post(f, {{"prompt", "one lantern"}}, elsewhere);
+    QCOMPARE(r.status, 403);
+    QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+             QStringLiteral("model_not_allowed"));
+    QCOMPARE(f.store().ledger(account, 100).size(), entries); // no hold, no task
+    QCOMPARE(f.store().balance(account), kCredit);
+
+    // One image fits the budget: held and charged as usual; the next does not fit any more.
+    r = post(f, {{"prompt", "one lantern"}}, key);
+    QCOMPARE(r.status, 200);
+    QTRY_COMPARE(f.store().balance(account), kCredit - kPrice);
+    r = post(f, {{"prompt", "another"}}, key);
+    QCOMPARE(r.status, 402);
+    QCOMPARE(f.store().balance(account), kCredit - kPrice);
+}
 
 void TestImagesMoney::holdAndChargeLive()
 {
