@@ -31,10 +31,15 @@ JobQueue::~JobQueue()
 
 void JobQueue::post(Job job)
 {
+    enqueue(std::move(job), false);
+}
+
+void JobQueue::enqueue(Job job, bool counted)
+{
     std::binary_semaphore *wake = nullptr;
     {
         std::lock_guard lock(m_mutex);
-        m_pending.push_back(std::move(job));
+        m_pending.push_back({std::move(job), counted});
         m_queued.fetch_add(1, std::memory_order_relaxed);
         if (!m_sleepers.empty()) {
             wake = m_sleepers.back(); // the last to fall asleep
@@ -76,13 +81,9 @@ bool JobQueue::tryPost(Job job)
 {
     if (!take())
         return false;
-    // Given back when the job ends (queued jobs run even when the queue goes): no Slot to
-    // allocate on the billed path.
-    post([held = m_held, job = std::move(job)] {
-        Continuation next = job();
-        held->fetch_sub(1);
-        return next;
-    });
+    // Given back when the job ends (queued jobs run even when the queue goes): no Slot and no
+    // wrapping function to allocate on the billed path.
+    enqueue(std::move(job), true);
     return true;
 }
 
@@ -125,12 +126,15 @@ void JobQueue::work(std::binary_semaphore &wake)
         }
         if (m_pending.empty())
             return; // stopping, and nothing left to run
-        Job job = std::move(m_pending.front());
+        Job job = std::move(m_pending.front().job);
+        const bool counted = m_pending.front().counted;
         m_pending.pop_front();
         m_queued.fetch_sub(1, std::memory_order_relaxed);
         lock.unlock();
         Continuation next = job();
         job = nullptr; // what it captured is released here, not under the lock
+        if (counted)
+            m_held->fetch_sub(1);
         if (next) {
             bool post = false;
             {

@@ -82,6 +82,7 @@ private:
     static constexpr std::chrono::microseconds kSpin{50};
 
     bool take(); // a slot's count, if one is free
+    void enqueue(Job job, bool counted);
     void work(std::binary_semaphore &wake);
     void deliver();
 
@@ -89,7 +90,12 @@ private:
     std::shared_ptr<std::atomic<int>> m_held = std::make_shared<std::atomic<int>>(0);
 
     std::mutex m_mutex;
-    std::deque<Job> m_pending;
+    struct Pending
+    {
+        Job job;
+        bool counted; // holds a slot (tryPost), given back when the job ends
+    };
+    std::deque<Pending> m_pending;
     // Workers asleep, each on its semaphore in m_wakes; the post that wakes one takes it off.
     std::vector<std::binary_semaphore *> m_sleepers;
     std::atomic<int> m_queued{0}; // m_pending's size, read without the lock

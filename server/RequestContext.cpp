@@ -134,18 +134,6 @@ void RequestContext::respondBusy(const JobQueue &queue, const QString &what)
                {{"Retry-After", QByteArray::number(after)}});
 }
 
-void RequestContext::offload(JobQueue &queue, std::function<std::function<void()>()> job,
-                             const QString &what)
-{
-    if (!queue.tryPost(
-            [self = shared_from_this(), job = std::move(job)]() -> JobQueue::Continuation {
-                if (self->m_exchange->hasLeft()) // cancelled while it waited
-                    return [self] { self->respondClientLeft(); };
-                return job();
-            }))
-        respondBusy(queue, what);
-}
-
 void RequestContext::reserve(qint64 amount, std::function<void()> then)
 {
     m_pipeline.reserve(shared_from_this(), amount, std::move(then));

@@ -2,6 +2,7 @@
 
 #include "ErrorEnvelope.h"
 #include "http/HttpExchange.h"
+#include "JobQueue.h"
 #include "Records.h"
 #include "RequestError.h"
 #include "Router.h"
@@ -14,7 +15,6 @@
 #include <QJsonValue>
 #include <QPointer>
 
-class JobQueue;
 class Pipeline;
 
 // Who made the request, once authenticated.
@@ -84,7 +84,18 @@ public:
     // Runs `job` on `queue` (ServerScope::executor) in one of its slots, its continuation back
     // on the server thread; respondBusy() when none is free. A client that leaves while the
     // job waits cancels it: the job never runs and the request ends as 499, unbilled.
-    void offload(JobQueue &queue, std::function<std::function<void()>()> job, const QString &what);
+    // F: a callable returning the continuation (JobQueue::Continuation).
+    template <class F> void offload(JobQueue &queue, F job, const QString &what)
+    {
+        // One function made per request (the queue adds none): the billed address path.
+        if (!queue.tryPost([self = shared_from_this(),
+                            job = std::move(job)]() mutable -> JobQueue::Continuation {
+                if (self->m_exchange->hasLeft()) // cancelled while it waited
+                    return [self] { self->respondClientLeft(); };
+                return job();
+            }))
+            respondBusy(queue, what);
+    }
 
     // Holds `amount` more credit units for this request, on top of the route's reservation,
     // for work whose size shows only in the body (minutes of media, items asked for). Admitted
