@@ -1,6 +1,7 @@
 #include "CsvExport.h"
 
 #include "Money.h"
+#include "Store.h"
 
 namespace CsvExport {
 
@@ -102,6 +103,37 @@ QByteArray ledgerRow(const LedgerEntry &e)
     return row({QString::number(e.id), time(e.created), e.kind, Money::formatCredits(e.amount),
                 QString::number(e.amount), Money::formatCredits(e.balanceAfter),
                 QString::number(e.balanceAfter), e.reason, e.requestId});
+}
+
+Page usagePage(Store &store, const UsageQuery &query, qint64 cursor, const QList<MeterSpec> &meters)
+{
+    UsageQuery q = query;
+    q.beforeId = cursor;
+    q.limit = kPageRows;
+    const UsagePage p = store.usage(q);
+    Page out;
+    for (const UsageRecord &u : p.records)
+        out.bytes += usageRow(u, meters);
+    out.rows = int(p.records.size());
+    out.next = p.hasMore ? p.records.last().id : 0;
+    return out;
+}
+
+Page ledgerPage(Store &store, qint64 accountId, qint64 cursor, const QDateTime &from,
+                const QDateTime &to)
+{
+    const QList<LedgerEntry> entries = store.ledger(accountId, kPageRows + 1, cursor);
+    Page out;
+    for (qsizetype i = 0; i < qMin<qsizetype>(kPageRows, entries.size()); ++i) {
+        const LedgerEntry &e = entries[i];
+        if ((!from.isValid() || e.created >= from) && (!to.isValid() || e.created < to)) {
+            out.bytes += ledgerRow(e);
+            ++out.rows;
+        }
+    }
+    if (entries.size() > kPageRows)
+        out.next = entries[kPageRows - 1].id;
+    return out;
 }
 
 } // namespace CsvExport

@@ -3,6 +3,9 @@
 #include "Records.h"
 #include "UsageMeters.h"
 
+class Store;
+struct UsageQuery;
+
 #include <QByteArray>
 #include <QList>
 #include <QString>
@@ -25,6 +28,24 @@ QByteArray usageRow(const UsageRecord &u, const QList<MeterSpec> &meters);
 
 QByteArray ledgerHeader();
 QByteArray ledgerRow(const LedgerEntry &e);
+
+// One page of an export, newest first: its rows as CSV and the cursor of the next page (0: this
+// was the last). Read on the store's thread; every export (the API's stream, the command line,
+// the window) pages through these.
+struct Page
+{
+    QByteArray bytes;
+    int rows = 0;
+    qint64 next = 0;
+};
+constexpr int kPageRows = 1000;
+// The usage records `query` matches (its cursor and limit ignored) older than `cursor` (0: the
+// newest).
+Page usagePage(Store &store, const UsageQuery &query, qint64 cursor,
+               const QList<MeterSpec> &meters);
+// The account's ledger entries older than `cursor`, those within [from, to) (invalid: open).
+Page ledgerPage(Store &store, qint64 accountId, qint64 cursor, const QDateTime &from = {},
+                const QDateTime &to = {});
 
 // quantity / scale as an exact decimal ("1.5" for 1500 / 1000); scale a power of ten.
 QString scaled(qint64 quantity, qint64 scale);

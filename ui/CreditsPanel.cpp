@@ -148,13 +148,7 @@ void CreditsPanel::exportCsv(const QString &path)
     auto *job = CsvFileExport::start(
         m_model->database(), path, CsvExport::ledgerHeader(),
         [account = m_model->account()](Store &s, qint64 cursor) {
-            const QList<LedgerEntry> entries = s.ledger(account, 1001, cursor);
-            CsvFileExport::Page out;
-            for (qsizetype i = 0; i < qMin<qsizetype>(1000, entries.size()); ++i)
-                out.bytes += CsvExport::ledgerRow(entries[i]);
-            out.rows = int(qMin<qsizetype>(1000, entries.size()));
-            out.next = entries.size() > 1000 ? entries[999].id : 0;
-            return out;
+            return CsvExport::ledgerPage(s, account, cursor);
         },
         this);
     connect(job, &CsvFileExport::finished, this,

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "CsvExport.h"
+
 #include <functional>
 #include <QFile>
 #include <QObject>
@@ -15,12 +17,7 @@ class CsvFileExport : public QObject
 {
     Q_OBJECT
 public:
-    struct Page
-    {
-        QByteArray bytes;
-        int rows = 0;
-        qint64 next = 0; // the cursor of the next page; 0: this was the last
-    };
+    using Page = CsvExport::Page;
     using PageReader = std::function<Page(Store &, qint64 cursor)>;
 
     // Starts writing `header` and then every page to `path` (replaced).

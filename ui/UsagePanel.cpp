@@ -228,16 +228,7 @@ void UsagePanel::exportCsv(const QString &path)
     auto *job = CsvFileExport::start(
         m_usage->database(), path, CsvExport::usageHeader(meters),
         [q = query(), meters](Store &s, qint64 cursor) {
-            UsageQuery page = q;
-            page.beforeId = cursor;
-            page.limit = 1000;
-            const UsagePage p = s.usage(page);
-            CsvFileExport::Page out;
-            for (const UsageRecord &u : p.records)
-                out.bytes += CsvExport::usageRow(u, meters);
-            out.rows = int(p.records.size());
-            out.next = p.hasMore ? p.records.last().id : 0;
-            return out;
+            return CsvExport::usagePage(s, q, cursor, meters);
         },
         this);
     connect(job, &CsvFileExport::progress, this, [this, path](qint64 rows) {

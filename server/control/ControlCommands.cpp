@@ -431,20 +431,15 @@ int usage(const QStringList &args, CommandHost &host)
             }
             Store &store = host.store();
             q.accountId = store.defaultAccountId();
-            q.limit = 1000;
             const QList<MeterSpec> meters = host.meters();
             qint64 rows = 0;
             bool written = file.write(CsvExport::usageHeader(meters)) >= 0;
-            for (;;) {
-                const UsagePage page = store.usage(q);
-                QByteArray bytes;
-                for (const UsageRecord &u : page.records)
-                    bytes += CsvExport::usageRow(u, meters);
-                written = written && file.write(bytes) == bytes.size();
-                rows += page.records.size();
-                if (!page.hasMore || !written)
+            for (qint64 cursor = 0; written;) {
+                const CsvExport::Page page = CsvExport::usagePage(store, q, cursor, meters);
+                written = file.write(page.bytes) == page.bytes.size();
+                rows += page.rows;
+                if (!(cursor = page.next))
                     break;
-                q.beforeId = page.records.last().id;
             }
             if (!written || !file.flush()) {
                 host.err() << "error: cannot write " << path << ": " << file.errorString() << "\n";

@@ -156,13 +156,7 @@ void balance(const ServerScope &host, const ContextPtr &ctx)
         });
 }
 
-// One page of a CSV export: its rows, and the cursor of the next page (0: none).
-struct CsvPage
-{
-    QByteArray bytes;
-    qint64 next = 0;
-};
-using CsvPageReader = std::function<CsvPage(Store &, qint64 cursor)>;
+using CsvPageReader = std::function<CsvExport::Page(Store &, qint64 cursor)>;
 
 // Streams an export page by page (rows read and formatted on a database reader): the next page
 // is read only once the client has taken all but kAhead bytes of what was written, so a
@@ -172,7 +166,6 @@ using CsvPageReader = std::function<CsvPage(Store &, qint64 cursor)>;
 class CsvStream : public std::enable_shared_from_this<CsvStream>
 {
 public:
-    static constexpr int kPageRows = 1000;
     static constexpr qint64 kAhead = 256 * 1024;
 
     static void start(const ServerScope &host, const ContextPtr &ctx, const QString &name,
@@ -192,11 +185,11 @@ public:
 private:
     void readFrom(qint64 cursor)
     {
-        m_host.database().read<CsvPage>(
+        m_host.database().read<CsvExport::Page>(
             m_host.parent(), [read = m_read, cursor](Store &s) { return read(s, cursor); },
-            [self = shared_from_this()](const DbResult<CsvPage> &r) { self->write(r); });
+            [self = shared_from_this()](const DbResult<CsvExport::Page> &r) { self->write(r); });
     }
-    void write(const DbResult<CsvPage> &r)
+    void write(const DbResult<CsvExport::Page> &r)
     {
         if (m_ctx->clientGone())
             return;
@@ -244,20 +237,10 @@ void ledgerCsv(const ServerScope &host, const ContextPtr &ctx)
     if (!timeParam(ctx, "from", &from) || !timeParam(ctx, "to", &to))
         return;
     const qint64 account = ctx->identity().accountId;
-    CsvStream::start(
-        host, ctx, QStringLiteral("ledger"), CsvExport::ledgerHeader(),
-        [account, from, to](Store &s, qint64 cursor) {
-            const QList<LedgerEntry> entries = s.ledger(account, CsvStream::kPageRows + 1, cursor);
-            CsvPage page;
-            for (qsizetype i = 0; i < qMin<qsizetype>(CsvStream::kPageRows, entries.size()); ++i) {
-                const LedgerEntry &e = entries[i];
-                if ((!from.isValid() || e.created >= from) && (!to.isValid() || e.created < to))
-                    page.bytes += CsvExport::ledgerRow(e);
-            }
-            if (entries.size() > CsvStream::kPageRows)
-                page.next = entries[CsvStream::kPageRows - 1].id;
-            return page;
-        });
+    CsvStream::start(host, ctx, QStringLiteral("ledger"), CsvExport::ledgerHeader(),
+                     [account, from, to](Store &s, qint64 cursor) {
+                         return CsvExport::ledgerPage(s, account, cursor, from, to);
+                     });
 }
 
 void ledger(const ServerScope &host, const ContextPtr &ctx)
@@ -367,16 +350,7 @@ void usage(const ServerScope &host, const ContextPtr &ctx, const QList<MeterSpec
         return CsvStream::start(host, ctx, QStringLiteral("usage"),
                                 CsvExport::usageHeader(described),
                                 [uq, described](Store &s, qint64 cursor) {
-                                    UsageQuery page = uq;
-                                    page.beforeId = cursor;
-                                    page.limit = CsvStream::kPageRows;
-                                    const UsagePage p = s.usage(page);
-                                    CsvPage out;
-                                    for (const UsageRecord &u : p.records)
-                                        out.bytes += CsvExport::usageRow(u, described);
-                                    if (p.hasMore)
-                                        out.next = p.records.last().id;
-                                    return out;
+                                    return CsvExport::usagePage(s, uq, cursor, described);
                                 });
     if (!limitParam(ctx, uq.limit, &uq.limit) || !cursorParam(ctx, &uq.beforeId))
         return;
