@@ -170,6 +170,64 @@ private slots:
         QCOMPARE(balance(f), 1000000000);
     }
 
+    // A key's rules refuse before the evaluator is asked: its budget (402
+    // key_budget_exceeded), its models (403 model_not_allowed, also for the model named by
+    // the request), its expiry (401 key_expired); nothing charged. Within the budget the
+    // worst case is held against it.
+    void keyRulesBeforeUpstream_data() { backends(); }
+    void keyRulesBeforeUpstream()
+    {
+        QFETCH(QString, backend);
+        FakeUpstreamProcess fake;
+        QVERIFY(fake.start());
+        ServerFixture f(backend, settingsFor(fake));
+        if (!f.ready()) {
+            if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))
+                QFAIL(qPrintable(f.skipReason()));
+            QSKIP(qPrintable(f.skipReason()));
+        }
+        f.grant(1000000000);
+        Store &store = f.store();
+        const qint64 account = store.defaultAccountId();
+        const auto keyWith = [&](const KeyRules &rules) {
+            return store
+                .createApiKey(account, QStringLiteral("ruled"), QStringLiteral("default"), rules)
+                .secret.toLatin1();
+        };
+        KeyRules poor;
+        poor.budget = KeyRules::Budget{1, KeyRules::Period::Month};
+        KeyRules otherModels;
+        otherModels.models = {QStringLiteral("vendorB-*")};
+        KeyRules old;
+        old.expires = QDateTime::currentDateTimeUtc().addSecs(-60);
+        KeyRules enough;
+        enough.budget = KeyRules::Budget{100000000, KeyRules::Period::Day};
+        enough.models = {QStringLiteral("vendorD/*")};
+        const QJsonObject ask = request("vendorD/evaluator-1.13", "x");
+        HttpReply r = post(f, "/v1/decisions", ask, keyWith(poor));
+        QCOMPARE(r.status, 402);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("key_budget_exceeded"));
+        r = post(f, "/v1/decisions", ask, keyWith(otherModels));
+        QCOMPARE(r.status, 403);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("model_not_allowed"));
+        r = post(f, "/v1/decisions", ask, keyWith(old));
+        QCOMPARE(r.status, 401);
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("key_expired"));
+        QCOMPARE(upstreamRequests(fake), 0);
+        QCOMPARE(balance(f), 1000000000);
+        const CreatedSecret within = store.createApiKey(account, QStringLiteral("within"),
+                                                        QStringLiteral("default"), enough);
+        r = post(f, "/v1/decisions", ask, within.secret.toLatin1());
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(upstreamRequests(fake), 1);
+        const qint64 spent = 1000000000 - balance(f);
+        QVERIFY(spent > 0);
+        QTRY_COMPARE(store.keySpent(within.id, 0, 0), spent);
+    }
+
     void insufficientCredits()
     {
         FakeUpstreamProcess fake;

@@ -428,6 +428,45 @@ private slots:
         QCOMPARE(upstreamRequests(s.fake), upstream);
     }
 
+    // A key's rules refuse before the relay and the extractor (server/README.md, "Adding a
+    // service family"): a used-up budget 402, expiry 401, the upstream
+    // never asked and nothing charged; within the budget the price counts in it.
+    void keyRulesBeforeUpstream_data() { addBackendRows(); }
+    void keyRulesBeforeUpstream()
+    {
+        SOCIAL_SET_UP(s);
+        Store &store = s.f->store();
+        const qint64 account = store.defaultAccountId();
+        KeyRules tight;
+        tight.budget = KeyRules::Budget{kPrice, KeyRules::Period::Day};
+        const QByteArray budgeted =
+            store
+                .createApiKey(account, QStringLiteral("budgeted"), QStringLiteral("default"), tight)
+                .secret.toLatin1();
+        KeyRules old;
+        old.expires = QDateTime::currentDateTimeUtc().addSecs(-60);
+        const QByteArray expired =
+            store.createApiKey(account, QStringLiteral("expired"), QStringLiteral("default"), old)
+                .secret.toLatin1();
+        const QByteArray action = "/v1/social-media/data/douyin/app/v3/fetch_one_video?aweme_id=5";
+        const qint64 before = balance(*s.f);
+        QCOMPARE(s.f->client().get(action, budgeted).status, 200); // exactly the budget
+        QCOMPARE(before - balance(*s.f), kPrice);
+        const qint64 upstream = upstreamRequests(s.fake);
+        for (const QByteArray &target :
+             {QByteArray(action + "&again=1"), extractTarget(kDouyinVideo)}) {
+            HttpReply r = s.f->client().get(target, budgeted);
+            QVERIFY2(r.status == 402, (target + " " + r.body).constData());
+            // The social envelope has no code field: the message says which rule refused.
+            QVERIFY2(r.errorMessage().contains(QLatin1String("budget of")), r.body.constData());
+            r = s.f->client().get(target, expired);
+            QVERIFY2(r.status == 401, (target + " " + r.body).constData());
+            QVERIFY2(r.errorMessage().contains(QLatin1String("expired")), r.body.constData());
+        }
+        QCOMPARE(upstreamRequests(s.fake), upstream);
+        QCOMPARE(before - balance(*s.f), kPrice);
+    }
+
     void clientLeavesMidAnswer_data() { addBackendRows(); }
     void clientLeavesMidAnswer()
     {
