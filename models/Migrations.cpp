@@ -257,6 +257,84 @@ const Migrations::Component &core()
             {
                 "CREATE INDEX usage_account_id ON usage_records(account_id, id)",
             },
+            // 11: keys' budgets shared by the instances as their balances are. A request of a
+            // key with a budget passes the key, its budget and the period's bounds; its hold on
+            // the budget is a row of shared_holds under minus the key's id (accounts' ids are
+            // positive), so hand-backs, liveness and re-assertion treat both holds alike. The
+            // key's hold is admitted when its settled spending in the period (its usage
+            // records, by usage_key_time) plus the live holds on it plus the amount stay within
+            // the budget; then the account's credit is asked as before, and both holds are
+            // taken or neither. The key's lock is taken before the account's, always, in a
+            // range of its own (below -2^62). The step 7 function stays for instances not yet
+            // upgraded.
+            {
+                "{POSTGRES}CREATE OR REPLACE FUNCTION switchyard_admit(p_instance TEXT, "
+                "p_alive_ms BIGINT, p_release_accounts BIGINT[], p_release_amounts BIGINT[], "
+                "p_buckets TEXT[], p_limits INTEGER[], p_accounts BIGINT[], p_amounts BIGINT[], "
+                "p_keys BIGINT[], p_budgets BIGINT[], p_from BIGINT[], p_to BIGINT[]) "
+                "RETURNS TABLE (allowed BOOLEAN, tokens DOUBLE PRECISION, admitted BOOLEAN, "
+                "balance BIGINT, held BIGINT, key_ok BOOLEAN, key_spent BIGINT, key_held "
+                "BIGINT) LANGUAGE plpgsql AS $$\n"
+                "#variable_conflict use_column\n"
+                "DECLARE now_ms DOUBLE PRECISION := extract(epoch FROM clock_timestamp()) * "
+                "1000; lim DOUBLE PRECISION; "
+                "BEGIN "
+                "IF cardinality(p_release_accounts) > 0 THEN "
+                "UPDATE shared_holds AS h SET held = GREATEST(0, h.held - r.amount) FROM "
+                "unnest(p_release_accounts, p_release_amounts) AS r(account, amount) WHERE "
+                "h.account_id = r.account AND h.instance = p_instance; END IF; "
+                "FOR i IN 1 .. COALESCE(cardinality(p_accounts), 0) LOOP "
+                "allowed := TRUE; tokens := 0; admitted := FALSE; balance := 0; held := 0; "
+                "key_ok := TRUE; key_spent := 0; key_held := 0; "
+                "IF p_buckets[i] IS NOT NULL THEN lim := p_limits[i]; "
+                "INSERT INTO shared_rates AS r (bucket, tokens, updated_ms, allowed) VALUES "
+                "(p_buckets[i], lim - 1, now_ms, lim >= 1) ON CONFLICT (bucket) DO UPDATE SET "
+                "tokens = LEAST(lim, r.tokens + GREATEST(0, now_ms - r.updated_ms) * lim / "
+                "60000.0) - CASE WHEN LEAST(lim, r.tokens + GREATEST(0, now_ms - r.updated_ms) * "
+                "lim / 60000.0) >= 1 THEN 1 ELSE 0 END, updated_ms = GREATEST(r.updated_ms, "
+                "now_ms), allowed = LEAST(lim, r.tokens + GREATEST(0, now_ms - r.updated_ms) * "
+                "lim / 60000.0) >= 1 RETURNING r.allowed, r.tokens INTO allowed, tokens; "
+                "END IF; "
+                "IF allowed AND p_amounts[i] > 0 AND p_keys[i] > 0 THEN "
+                "PERFORM pg_advisory_xact_lock(-4611686018427387904 - p_keys[i]); "
+                "SELECT COALESCE(SUM(u.cost), 0)::BIGINT INTO key_spent FROM usage_records u "
+                "WHERE u.key_id = p_keys[i] AND u.time_ms >= p_from[i] AND (p_to[i] = 0 OR "
+                "u.time_ms < p_to[i]); "
+                "SELECT COALESCE(SUM(h.held), 0)::BIGINT INTO key_held FROM shared_holds h JOIN "
+                "shared_instances s ON s.instance = h.instance WHERE h.account_id = -p_keys[i] "
+                "AND s.seen_ms >= now_ms - p_alive_ms; "
+                "key_ok := key_spent + key_held + p_amounts[i] <= p_budgets[i]; "
+                "END IF; "
+                "IF allowed AND key_ok AND p_amounts[i] > 0 THEN "
+                "PERFORM pg_advisory_xact_lock(-p_accounts[i]); "
+                "SELECT a.balance, COALESCE((SELECT SUM(h.held) FROM shared_holds h JOIN "
+                "shared_instances s ON s.instance = h.instance WHERE h.account_id = "
+                "p_accounts[i] AND s.seen_ms >= now_ms - p_alive_ms), 0)::BIGINT INTO balance, "
+                "held FROM accounts a WHERE a.id = p_accounts[i]; "
+                "IF NOT FOUND THEN RAISE EXCEPTION 'unknown account %', p_accounts[i]; END IF; "
+                "admitted := balance > 0 AND balance - held >= p_amounts[i]; "
+                "IF admitted THEN INSERT INTO shared_holds AS h (account_id, instance, held) "
+                "VALUES (p_accounts[i], p_instance, p_amounts[i]) ON CONFLICT (account_id, "
+                "instance) DO UPDATE SET held = h.held + p_amounts[i]; "
+                "held := held + p_amounts[i]; "
+                "IF p_keys[i] > 0 THEN INSERT INTO shared_holds AS h (account_id, instance, "
+                "held) VALUES (-p_keys[i], p_instance, p_amounts[i]) ON CONFLICT (account_id, "
+                "instance) DO UPDATE SET held = h.held + p_amounts[i]; "
+                "key_held := key_held + p_amounts[i]; END IF; "
+                "END IF; "
+                "END IF; "
+                "RETURN NEXT; "
+                "END LOOP; "
+                "END $$",
+            },
+            // 12: alerts (server/Alerts.h): whether each one has fired since it last
+            // recovered, so that instances sharing the database fire it once per crossing.
+            // subject names the alert: "balance:<account>:<threshold>" or
+            // "budget:<key>:<period start ms>:<percent>".
+            {
+                "CREATE TABLE alert_states (subject TEXT PRIMARY KEY, fired INTEGER NOT NULL, "
+                "changed_ms BIGINT NOT NULL)",
+            },
         }};
     return c;
 }

@@ -759,7 +759,8 @@ QList<Store::SharedAnswer> Store::sharedAdmit(const QString &instance, qint64 al
                                               const QHash<qint64, qint64> &releases,
                                               const QList<SharedCall> &calls)
 {
-    ArrayLiteral releaseAccounts, releaseAmounts, buckets, limits, accounts, amounts;
+    ArrayLiteral releaseAccounts, releaseAmounts, buckets, limits, accounts, amounts, keys, budgets,
+        froms, tos;
     for (auto it = releases.cbegin(); it != releases.cend(); ++it) {
         releaseAccounts.add(it.key());
         releaseAmounts.add(it.value());
@@ -772,25 +773,47 @@ QList<Store::SharedAnswer> Store::sharedAdmit(const QString &instance, qint64 al
         limits.add(qint64(c.perMinute));
         accounts.add(c.accountId);
         amounts.add(c.amount);
+        keys.add(c.keyId);
+        budgets.add(c.budget);
+        froms.add(c.fromMs);
+        tos.add(c.toMs);
     }
-    QSqlQuery &q = prepared("SELECT allowed, tokens, admitted, balance, held FROM "
-                            "switchyard_admit(?, ?, ?::bigint[], ?::bigint[], ?::text[], "
-                            "?::integer[], ?::bigint[], ?::bigint[])");
+    QSqlQuery &q =
+        prepared("SELECT allowed, tokens, admitted, balance, held, key_ok, key_spent, key_held "
+                 "FROM switchyard_admit(?, ?, ?::bigint[], ?::bigint[], ?::text[], "
+                 "?::integer[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], "
+                 "?::bigint[], ?::bigint[])");
     q.addBindValue(instance);
     q.addBindValue(aliveMs);
-    for (ArrayLiteral *a :
-         {&releaseAccounts, &releaseAmounts, &buckets, &limits, &accounts, &amounts})
+    for (ArrayLiteral *a : {&releaseAccounts, &releaseAmounts, &buckets, &limits, &accounts,
+                            &amounts, &keys, &budgets, &froms, &tos})
         q.addBindValue(a->take());
     exec(q);
     QList<SharedAnswer> answers;
     answers.reserve(calls.size());
     while (q.next())
         answers.append({q.value(0).toBool(), q.value(1).toDouble(), q.value(2).toBool(),
-                        q.value(3).toLongLong(), q.value(4).toLongLong()});
+                        q.value(3).toLongLong(), q.value(4).toLongLong(), q.value(5).toBool(),
+                        q.value(6).toLongLong(), q.value(7).toLongLong()});
     q.finish();
     if (answers.size() != calls.size())
         throw StoreError("switchyard_admit answered a different number of rows");
     return answers;
+}
+
+bool Store::setAlertState(const QString &subject, bool fired, qint64 nowMs)
+{
+    QSqlQuery &q = prepared(
+        "INSERT INTO alert_states (subject, fired, changed_ms) VALUES (?, ?, ?) ON CONFLICT "
+        "(subject) DO UPDATE SET fired = excluded.fired, changed_ms = excluded.changed_ms WHERE "
+        "alert_states.fired <> excluded.fired");
+    q.addBindValue(subject);
+    q.addBindValue(fired ? 1 : 0);
+    q.addBindValue(nowMs);
+    exec(q);
+    const bool changed = q.numRowsAffected() > 0;
+    q.finish();
+    return changed;
 }
 
 void Store::sharedSetHolds(const QString &instance, const QHash<qint64, qint64> &held)

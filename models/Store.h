@@ -165,13 +165,18 @@ public:
     // core's unlogged tables and function (step 7).
     // A batch of a server's calls in one round trip (switchyard_admit): the hand-backs, then
     // each request's rate-limit take (bucket empty: none) and, when allowed, its hold (amount
-    // 0: none). One result per request, in order.
+    // 0: none): on the key's budget first when keyId is set, then on the account's credit.
+    // One result per request, in order.
     struct SharedCall
     {
         QString bucket;
         int perMinute = 0;
         qint64 accountId = 0;
         qint64 amount = 0;
+        qint64 keyId = 0;  // 0: no budget to hold against
+        qint64 budget = 0; // the key's budget and the bounds of its period (toMs 0: none)
+        qint64 fromMs = 0;
+        qint64 toMs = 0;
     };
     struct SharedAnswer
     {
@@ -180,6 +185,9 @@ public:
         bool admitted = false;
         qint64 balance = 0;
         qint64 held = 0;
+        bool withinBudget = true; // false: the key's budget refused (admitted is false)
+        qint64 keySpent = 0;      // settled in the period
+        qint64 keyHeld = 0;       // every live instance's holds on the key's budget
     };
     QList<SharedAnswer> sharedAdmit(const QString &instance, qint64 aliveMs,
                                     const QHash<qint64, qint64> &releases,
@@ -196,6 +204,11 @@ public:
     // enough to be full again (a minute).
     void sharedSweep(qint64 deadMs);
     void sharedLeave(const QString &instance);
+
+    // Alerts (server/Alerts.h): sets whether the alert `subject` has fired; true when this
+    // call changed it (or made it), so that of the instances seeing one crossing exactly one
+    // fires.
+    bool setAlertState(const QString &subject, bool fired, qint64 nowMs);
 
     // Live model catalogs: the raw list per provider and when it was fetched.
     struct CatalogCacheEntry

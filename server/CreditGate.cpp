@@ -40,7 +40,7 @@ bool CreditGate::decide(Account &a, qint64 amount, bool refuse, const Done &done
 void CreditGate::admit(qint64 accountId, qint64 amount, QObject *context, Done done)
 {
     if (m_shared) {
-        m_shared->admit({}, 0, accountId, amount,
+        m_shared->admit({{}, 0, accountId, amount},
                         [guard = QPointer<QObject>(context),
                          done = std::move(done)](const SharedState::Answer &a) {
                             if (guard)

@@ -1,6 +1,7 @@
 #include "KeyBudgets.h"
 
 #include "DatabaseService.h"
+#include "SharedState.h"
 
 #include <QPointer>
 
@@ -93,6 +94,8 @@ void KeyBudgets::read(qint64 keyId)
 
 void KeyBudgets::release(qint64 keyId, qint64 amount)
 {
+    if (m_shared)
+        return m_shared->release(SharedState::budgetSubject(keyId), amount);
     auto it = m_keys.find(keyId);
     if (it != m_keys.end())
         it->held = qMax<qint64>(0, it->held - amount);

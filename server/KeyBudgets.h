@@ -11,6 +11,7 @@
 #include <QTimeZone>
 
 class DatabaseService;
+class SharedState;
 
 // Admission by a key's budget (KeyRules::Budget), next to the credit gate: a request of a key
 // with a budget is admitted when
@@ -26,7 +27,7 @@ class DatabaseService;
 // only decided on a read made for it. A charge this instance settles while a read is in
 // flight counts after the read too: it may count twice until the next read, which refuses
 // too early, never too late. What another instance or process spends shows here within
-// freshMs.
+// freshMs. Instances sharing a PostgreSQL database decide in it instead (setShared), exactly.
 class KeyBudgets : public QObject
 {
     Q_OBJECT
@@ -58,6 +59,9 @@ public:
     void admit(qint64 keyId, const KeyRules::Budget &budget, qint64 amount, QObject *context,
                Done done);
     void release(qint64 keyId, qint64 amount);
+    // Instances on one PostgreSQL database hold on keys' budgets there, with the credit
+    // (Pipeline::holdShared, SharedState); this gate then only hands those holds back.
+    void setShared(SharedState *shared) { m_shared = shared; }
     // A charge of the key this instance committed, made at `when`.
     void charged(qint64 keyId, qint64 cost, const QDateTime &when);
     // What is known of a key now (spent as last read and charged since; 0 when never read).
@@ -82,6 +86,7 @@ private:
     void read(qint64 keyId);
 
     DatabaseService &m_db;
+    SharedState *m_shared = nullptr;
     const QTimeZone m_zone;
     const int m_freshMs;
     Clock m_now = [] { return QDateTime::currentDateTimeUtc(); };

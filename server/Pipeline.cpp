@@ -36,6 +36,10 @@ Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject 
       m_credits(db, this, settings.balanceFreshMs),
       m_budgets(db, settings.budgetZone, settings.balanceFreshMs, this)
 {
+    if (settings.alerts.any()) {
+        m_alerts = new Alerts(db, settings.alerts, m_budgets, this);
+        connect(m_alerts, &Alerts::fired, this, &Pipeline::alertFired);
+    }
     m_clock.start();
     if (settings.sharedState && db.hasShared()) {
         SharedState::Options options;
@@ -44,6 +48,7 @@ Pipeline::Pipeline(DatabaseService &db, const ServerSettings &settings, QObject 
         m_shared = std::make_unique<SharedState>(db, options, this);
         m_shared->start();
         m_credits.setShared(m_shared.get());
+        m_budgets.setShared(m_shared.get());
         m_metrics.addCollector([shared = m_shared.get()](Metrics &m) { shared->collect(m); });
     }
 }
@@ -235,36 +240,13 @@ void Pipeline::authorized(const ContextPtr &ctx, const Authenticator::Record &re
                                                         : "t" + QByteArray::number(id.tokenId)) +
                                                   ':' + route.bucket.toUtf8();
     if (m_shared) {
-        // Steps 3 and 4 in one call to the shared state: the token and, if it allows, the hold.
+        // Steps 3 and 4 in one call to the shared state: the token and, if it allows, the holds.
         const qint64 amount = id.kind == AuthMode::ApiKey ? route.reservation : 0;
         if (limit <= 0 && amount <= 0) {
             readBody(ctx);
             return;
         }
-        auto shared = [this, ctx, bucketKey, limit, amount] {
-            m_shared->admit(bucketKey, limit, ctx->identity().accountId, amount,
-                            [this, ctx, limit, amount](const SharedState::Answer &a) {
-                                if (ctx->isAnswered()) { // the client left meanwhile
-                                    if (amount > 0 && a.rate.allowed &&
-                                        a.outcome == CreditGate::Outcome::Admitted)
-                                        m_shared->release(ctx->identity().accountId, amount);
-                                    return;
-                                }
-                                if (limit > 0 && !rated(ctx, a.rate))
-                                    return;
-                                if (amount <= 0) {
-                                    readBody(ctx);
-                                    return;
-                                }
-                                held(ctx, amount, a.outcome, a.balance, a.held,
-                                     [this, ctx] { readBody(ctx); });
-                            });
-        };
-        // The key's budget first (this instance's own gate), then the shared call.
-        if (amount > 0 && id.rules.budget)
-            holdBudget(ctx, amount, std::move(shared));
-        else
-            shared();
+        holdShared(ctx, bucketKey, limit, amount, [this, ctx] { readBody(ctx); });
         return;
     }
     if (limit > 0 && !rated(ctx, m_rates.take(bucketKey, limit, m_clock.elapsed())))
@@ -303,6 +285,10 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
         then();
         return;
     }
+    if (m_shared) {
+        holdShared(ctx, {}, 0, amount, std::move(then));
+        return;
+    }
     if (!ctx->identity().rules.budget) {
         holdCredit(ctx, amount, std::move(then));
         return;
@@ -315,42 +301,88 @@ void Pipeline::reserve(const ContextPtr &ctx, qint64 amount, std::function<void(
 void Pipeline::holdBudget(const ContextPtr &ctx, qint64 amount, std::function<void()> then)
 {
     const Identity &id = ctx->identity();
-    m_budgets.admit(
-        id.keyId, *id.rules.budget, amount, this,
-        [this, ctx, amount, then = std::move(then)](KeyBudgets::Outcome o,
-                                                    const KeyBudgets::State &state) {
-            const qint64 keyId = ctx->identity().keyId;
-            if (ctx->isAnswered()) { // answered meanwhile: the hold goes back at once
-                if (o == KeyBudgets::Outcome::Admitted)
-                    m_budgets.release(keyId, amount);
+    m_budgets.admit(id.keyId, *id.rules.budget, amount, this,
+                    [this, ctx, amount, then = std::move(then)](KeyBudgets::Outcome o,
+                                                                const KeyBudgets::State &state) {
+                        const qint64 keyId = ctx->identity().keyId;
+                        if (ctx->isAnswered()) { // answered meanwhile: the hold goes back at once
+                            if (o == KeyBudgets::Outcome::Admitted)
+                                m_budgets.release(keyId, amount);
+                            return;
+                        }
+                        if (o == KeyBudgets::Outcome::Unavailable) {
+                            ctx->respondError(
+                                503, QStringLiteral("The key's spending cannot be read; try "
+                                                    "again shortly. Nothing was charged."));
+                            return;
+                        }
+                        if (o == KeyBudgets::Outcome::Exceeded) {
+                            refuseBudget(ctx, amount, state.spent, state.held, state.end);
+                            return;
+                        }
+                        ctx->m_budgetHeld += amount;
+                        then();
+                    });
+}
+
+void Pipeline::refuseBudget(const ContextPtr &ctx, qint64 amount, qint64 spent, qint64 held,
+                            const QDateTime &end)
+{
+    const KeyRules::Budget &budget = *ctx->identity().rules.budget;
+    const QString resets =
+        end.isValid() ? QStringLiteral("; it resets at %1").arg(end.toUTC().toString(Qt::ISODate))
+                      : QStringLiteral("; it does not reset (a total budget)");
+    ctx->respondError(
+        402,
+        QStringLiteral("This API key's budget of %1 credits per %2 is used up: %3 "
+                       "spent and %4 held by requests in progress, and this "
+                       "request needs at least %5%6.")
+            .arg(Money::formatCredits(budget.amount), KeyRules::periodName(budget.period),
+                 Money::formatCredits(spent), Money::formatCredits(held - ctx->m_budgetHeld),
+                 Money::formatCredits(amount + ctx->m_budgetHeld), resets),
+        QStringLiteral("insufficient_credits"), {}, QStringLiteral("key_budget_exceeded"));
+}
+
+void Pipeline::holdShared(const ContextPtr &ctx, const QByteArray &bucketKey, int limit,
+                          qint64 amount, std::function<void()> then)
+{
+    const Identity &id = ctx->identity();
+    Store::SharedCall call{QString::fromLatin1(bucketKey), limit, id.accountId, amount};
+    QDateTime end;
+    if (amount > 0 && id.rules.budget) {
+        const auto [start, periodEnd] =
+            KeyRules::periodAt(id.rules.budget->period, m_budgets.now(), m_budgets.zone());
+        end = periodEnd;
+        call.keyId = id.keyId;
+        call.budget = id.rules.budget->amount;
+        call.fromMs = start.toMSecsSinceEpoch();
+        call.toMs = end.isValid() ? end.toMSecsSinceEpoch() : 0;
+    }
+    m_shared->admit(
+        call, [this, ctx, call, end, then = std::move(then)](const SharedState::Answer &a) {
+            const bool admitted =
+                call.amount > 0 && a.rate.allowed && a.outcome == CreditGate::Outcome::Admitted;
+            if (ctx->isAnswered()) { // the client left meanwhile: the holds go back at once
+                if (admitted) {
+                    m_shared->release(call.accountId, call.amount);
+                    if (call.keyId > 0)
+                        m_shared->release(SharedState::budgetSubject(call.keyId), call.amount);
+                }
                 return;
             }
-            if (o == KeyBudgets::Outcome::Unavailable) {
-                ctx->respondError(503, QStringLiteral("The key's spending cannot be read; try "
-                                                      "again shortly. Nothing was charged."));
+            if (call.perMinute > 0 && !rated(ctx, a.rate))
+                return;
+            if (call.amount <= 0) {
+                then();
                 return;
             }
-            if (o == KeyBudgets::Outcome::Exceeded) {
-                const KeyRules::Budget &budget = *ctx->identity().rules.budget;
-                const QString resets = state.end.isValid()
-                                           ? QStringLiteral("; it resets at %1")
-                                                 .arg(state.end.toUTC().toString(Qt::ISODate))
-                                           : QStringLiteral("; it does not reset (a total budget)");
-                ctx->respondError(
-                    402,
-                    QStringLiteral("This API key's budget of %1 credits per %2 is used up: %3 "
-                                   "spent and %4 held by requests in progress, and this "
-                                   "request needs at least %5%6.")
-                        .arg(Money::formatCredits(budget.amount),
-                             KeyRules::periodName(budget.period), Money::formatCredits(state.spent),
-                             Money::formatCredits(state.held - ctx->m_budgetHeld),
-                             Money::formatCredits(amount + ctx->m_budgetHeld), resets),
-                    QStringLiteral("insufficient_credits"), {},
-                    QStringLiteral("key_budget_exceeded"));
+            if (!a.withinBudget) {
+                refuseBudget(ctx, call.amount, a.keySpent, a.keyHeld, end);
                 return;
             }
-            ctx->m_budgetHeld += amount;
-            then();
+            if (admitted && call.keyId > 0)
+                ctx->m_budgetHeld += call.amount;
+            held(ctx, call.amount, a.outcome, a.balance, a.held, then);
         });
 }
 

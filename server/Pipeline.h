@@ -1,5 +1,6 @@
 #pragma once
 
+#include "Alerts.h"
 #include "Authenticator.h"
 #include "CreditGate.h"
 #include "http/HttpHandler.h"
@@ -47,12 +48,16 @@ public:
     const ServerSettings &settings() const { return m_settings; }
     // Keys' budgets; tests set its clock (KeyBudgets::setClock), which expiry is checked by too.
     KeyBudgets &budgets() { return m_budgets; }
+    // The operator's alerts; nullptr when none is configured.
+    Alerts *alerts() { return m_alerts; }
 
     void head(const ExchangePtr &exchange) override;
     void reject(const ExchangePtr &exchange, int status, const QString &message) override;
 
 signals:
     void requestServed(const QString &family, int status, int latencyMs);
+    // An alert that fired (Alerts.h), on the server thread.
+    void alertFired(const QJsonObject &alert);
 
 private:
     // A request reaches the pipeline through its context; a family, through its ServerScope.
@@ -77,6 +82,14 @@ private:
     // key_budget_exceeded or 503, or then() with the hold kept.
     void holdBudget(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
     void holdCredit(const ContextPtr &ctx, qint64 amount, std::function<void()> then);
+    // Steps 3 and 4 on the state instances share: a token from bucketKey (empty: none) and a
+    // hold of `amount` on the key's budget (when it has one) and the account's credit, in one
+    // call; 429, 402 (key_budget_exceeded or insufficient credits), 503, or then().
+    void holdShared(const ContextPtr &ctx, const QByteArray &bucketKey, int limit, qint64 amount,
+                    std::function<void()> then);
+    // 402 key_budget_exceeded for a hold of `amount`: what was spent and held, when it resets.
+    void refuseBudget(const ContextPtr &ctx, qint64 amount, qint64 spent, qint64 held,
+                      const QDateTime &end);
     // The key's rules that decide before anything is held: expiry (401 key_expired) and the
     // client's address (403 ip_not_allowed); false when it answered.
     bool keyRulesAllow(const ContextPtr &ctx, const ApiKeyRecord &key);
@@ -116,6 +129,7 @@ private:
     QElapsedTimer m_clock; // the rate limiter's time: monotonic, since the Pipeline began
     CreditGate m_credits;
     KeyBudgets m_budgets;
+    Alerts *m_alerts = nullptr;
     std::unique_ptr<SharedState> m_shared;
     Metrics m_metrics;
     // Set as destruction begins: the members' waiting callbacks may hold the last reference to

@@ -53,6 +53,7 @@ Server::Server(DatabaseService &db, ServerSettings settings, const QList<Service
                      double(http->refusedConnections()));
     });
     connect(m_pipeline, &Pipeline::requestServed, this, &Server::requestServed);
+    connect(m_pipeline, &Pipeline::alertFired, this, &Server::alertFired);
     connect(m_http, &HttpServer::drained, this, &Server::drained);
     registerCoreRoutes(families);
     m_scope.reset(new ServerScope(*m_pipeline, m_db, m_familyObjects));

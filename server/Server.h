@@ -37,6 +37,7 @@ public:
 
 signals:
     void requestServed(const QString &family, int status, int latencyMs);
+    void alertFired(const QJsonObject &alert);
     void drained();
 
 private:

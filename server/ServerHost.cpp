@@ -40,6 +40,8 @@ bool ServerHost::start(const QHostAddress &address, quint16 port, QString *error
                     install(m_server->pipeline());
                 connect(m_server, &Server::requestServed, this, &ServerHost::requestServed,
                         Qt::DirectConnection);
+                connect(m_server, &Server::alertFired, this, &ServerHost::alertFired,
+                        Qt::DirectConnection);
                 ok = m_server->listen(address, port, &err);
             } catch (const std::exception &e) {
                 err = QString::fromUtf8(e.what());

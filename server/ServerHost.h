@@ -42,6 +42,8 @@ public:
 signals:
     // Emitted on the server thread for every finished request (connect queued).
     void requestServed(const QString &family, int status, int latencyMs);
+    // An alert that fired (server/Alerts.h), emitted on the server thread (connect queued).
+    void alertFired(const QJsonObject &alert);
 
 private:
     DatabaseService &m_db;

@@ -26,6 +26,12 @@ KeyBudgets &ServerScope::budgets() const
     return m_pipeline.budgets();
 }
 
+void ServerScope::provideOutbox(WebhookOutbox *outbox) const
+{
+    if (Alerts *alerts = m_pipeline.alerts())
+        alerts->setOutbox(outbox);
+}
+
 JobQueue &ServerScope::executor(const QString &name, int workers, int capacity) const
 {
     JobQueue *&queue = m_executors[name];

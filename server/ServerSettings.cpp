@@ -2,8 +2,11 @@
 
 #include "ConfigFields.h"
 #include "KeyRules.h"
+#include "Money.h"
 
+#include <algorithm>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <stdexcept>
@@ -28,6 +31,46 @@ const RateTier &ServerSettings::tier(const QString &name) const
 {
     const auto it = tiers.constFind(name);
     return it != tiers.constEnd() ? *it : *tiers.constFind(QStringLiteral("default"));
+}
+
+AlertSettings ServerSettings::alertsFrom(const ConfigFields &alerts)
+{
+    AlertSettings a;
+    alerts.onlyKnown({QStringLiteral("balance_below"), QStringLiteral("key_budget_percent"),
+                      QStringLiteral("webhook_url")});
+    const QString example = QStringLiteral("a decimal string of credits such as \"5\"");
+    const QJsonValue below = alerts.value(QStringLiteral("balance_below"));
+    if (below.isArray()) {
+        const QJsonArray list = below.toArray();
+        for (qsizetype i = 0; i < list.size(); ++i) {
+            const auto units = list[i].isString() ? Money::parseCredits(list[i].toString())
+                                                  : std::optional<qint64>();
+            if (!units || *units <= 0)
+                alerts.fail(QStringLiteral("balance_below"),
+                            QStringLiteral("must be credits above 0 or an array of them (%1)")
+                                .arg(example));
+            a.balanceBelow.append(*units);
+        }
+    } else if (alerts.has(QStringLiteral("balance_below"))) {
+        a.balanceBelow.append(
+            alerts.credits(QStringLiteral("balance_below"), 0, example, {.lo = 1}));
+    }
+    const QJsonValue percents = alerts.value(QStringLiteral("key_budget_percent"));
+    if (alerts.has(QStringLiteral("key_budget_percent"))) {
+        const QJsonArray list = percents.isArray() ? percents.toArray() : QJsonArray{percents};
+        for (const QJsonValue &v : list) {
+            const double p = v.toDouble(-1);
+            if (!v.isDouble() || p != double(int(p)) || p < 1 || p > 1000)
+                alerts.fail(QStringLiteral("key_budget_percent"),
+                            QStringLiteral("must be whole percents from 1 to 1000, such as "
+                                           "[80, 100]"));
+            a.keyBudgetPercent.append(int(p));
+        }
+    }
+    std::sort(a.balanceBelow.begin(), a.balanceBelow.end());
+    std::sort(a.keyBudgetPercent.begin(), a.keyBudgetPercent.end());
+    a.webhookUrl = alerts.httpUrl(QStringLiteral("webhook_url"), {});
+    return a;
 }
 
 ServerSettings ServerSettings::fromConfigFile(const QString &path)
@@ -92,8 +135,9 @@ ServerSettings ServerSettings::fromConfigFile(const QString &path)
             server.fail(QStringLiteral("trusted_proxies"),
                         QStringLiteral("must be an array of addresses or CIDRs; '%1' is not one")
                             .arg(cidr));
+    s.alerts = alertsFrom(root.section(QStringLiteral("alerts")));
     for (const QString &key : root.json().keys()) {
-        if (key == u"server" || key == u"rate_limits")
+        if (key == u"server" || key == u"rate_limits" || key == u"alerts")
             continue;
         s.familySections.insert(key, root.section(key).json());
     }

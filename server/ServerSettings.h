@@ -18,6 +18,15 @@ struct RateTier
     }
 };
 
+// The "alerts" section (server/Alerts.h): when to tell the operator, and where.
+struct AlertSettings
+{
+    QList<qint64> balanceBelow;  // balance_below: credit units; fired when a balance drops below
+    QList<int> keyBudgetPercent; // key_budget_percent: fired when a key's spending reaches it
+    QString webhookUrl;          // webhook_url: also POSTed there (through the webhook outbox)
+    bool any() const { return !balanceBelow.isEmpty() || !keyBudgetPercent.isEmpty(); }
+};
+
 // Server-wide settings: HTTP limits, rate-limit tiers, storage. A family's own settings live in
 // its config section, parsed by the family.
 struct ServerSettings
@@ -65,12 +74,15 @@ struct ServerSettings
     // server.metrics_public: GET /metrics without a control token on any address (else only
     // when the server listens on loopback; elsewhere it takes the metrics:read scope).
     bool metricsPublic = false;
+    AlertSettings alerts;
     QString configPath; // the file the settings came from (the window saves providers there)
     // The config file's other sections by name (a family's name): each service family
     // parses its own (ServiceFamily::configure); nothing here reads them.
     QJsonObject familySections;
 
     static ServerSettings defaults();
+    // The "alerts" section; throws ConfigError naming a bad field.
+    static AlertSettings alertsFrom(const class ConfigFields &alerts);
     // Reads the "server" and "rate_limits" sections of a JSON config file and keeps the others
     // for the families; throws std::runtime_error with a readable message on a malformed file.
     static ServerSettings fromConfigFile(const QString &path);

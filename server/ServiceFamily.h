@@ -28,6 +28,7 @@ class QObject;
 class QTextStream;
 class Store;
 class UpstreamClient;
+class WebhookOutbox;
 
 // What a family may use of the server its routes are built for, and nothing else: the host
 // interface. The server makes it before it asks the families for their routes and keeps it for
@@ -78,6 +79,9 @@ public:
     // Metrics: the server's registry behind GET /metrics (collectors, gauges, counters).
     Metrics &metrics() const;
 
+    // Offers the family's webhook outbox for the core's own webhooks (alerts.webhook_url): a
+    // family that keeps one calls this from routes(). It must outlive the server.
+    void provideOutbox(WebhookOutbox *outbox) const;
     // Registries: the rate-limit tiers an API key may name (the configuration's and
     // "default").
     QStringList rateTiers() const;

@@ -113,11 +113,10 @@ SharedState::Answer SharedState::fallback(const Waiting &w)
     return a;
 }
 
-void SharedState::admit(const QByteArray &bucket, int perMinute, qint64 accountId, qint64 amount,
-                        Done done)
+void SharedState::admit(const Store::SharedCall &call, Done done)
 {
     Waiting w;
-    w.call = {QString::fromLatin1(bucket), perMinute, accountId, amount};
+    w.call = call;
     w.done = std::move(done);
     m_waiting.append(std::move(w));
     if (!m_inFlight)
@@ -173,9 +172,13 @@ void SharedState::send(bool retry)
                 QList<Store::SharedAnswer> answers =
                     s.sharedAdmit(instance, aliveMs, *releases, calls);
                 std::lock_guard lock(held->mutex);
-                for (qsizetype i = 0; i < answers.size(); ++i)
-                    if (answers[i].admitted)
-                        held->byAccount[calls[i].accountId] += calls[i].amount;
+                for (qsizetype i = 0; i < answers.size(); ++i) {
+                    if (!answers[i].admitted)
+                        continue;
+                    held->byAccount[calls[i].accountId] += calls[i].amount;
+                    if (calls[i].keyId > 0)
+                        held->byAccount[budgetSubject(calls[i].keyId)] += calls[i].amount;
+                }
                 return answers;
             } catch (...) {
                 // It may have committed before the answer was lost: the next heartbeat that
@@ -192,9 +195,14 @@ void SharedState::send(bool retry)
             if (std::exchange(*answered, true)) {
                 // Answered by the deadline already: holds taken meanwhile go back.
                 if (r.ok())
-                    for (qsizetype i = 0; i < r.value.size(); ++i)
-                        if (r.value[i].admitted)
-                            release(batch->at(i).call.accountId, batch->at(i).call.amount);
+                    for (qsizetype i = 0; i < r.value.size(); ++i) {
+                        if (!r.value[i].admitted)
+                            continue;
+                        const Store::SharedCall &c = batch->at(i).call;
+                        release(c.accountId, c.amount);
+                        if (c.keyId > 0)
+                            release(budgetSubject(c.keyId), c.amount);
+                    }
                 return;
             }
             m_inFlight = false;
@@ -223,6 +231,9 @@ void SharedState::send(bool retry)
                                                : CreditGate::Outcome::Insufficient;
                         a.balance = x.balance;
                         a.held = x.held;
+                        a.withinBudget = x.withinBudget;
+                        a.keySpent = x.keySpent;
+                        a.keyHeld = x.keyHeld;
                     }
                     w.done(a);
                 }

@@ -36,7 +36,10 @@ class DatabaseService;
 //                which can refuse a request the balance would just cover, never admit one it
 //                does not. Each instance keeps its own holds in memory too; they are what the
 //                database holds for it, put back when it lost them (a crash of the database,
-//                or this instance taken for gone).
+//                or this instance taken for gone). A key's budget is held the same way, first
+//                and under its own lock (budgetSubject: the key's holds are rows under minus
+//                its id), against the key's settled spending in the period plus the live
+//                holds on it: both holds are taken or neither.
 //   liveness     every heartbeatMs an instance notes itself alive; one not seen for aliveMs
 //                is gone (SIGKILLed, cut off): its holds stop counting, and after four times
 //                that they are deleted.
@@ -73,18 +76,26 @@ public:
         CreditGate::Outcome outcome = CreditGate::Outcome::Admitted;
         qint64 balance = 0;
         qint64 held = 0; // every live instance's holds on the account, when a hold was asked
+        // The key's budget, when the call named one: false when it refused (then outcome is
+        // Insufficient and nothing is held), with what it had spent and what was held on it.
+        bool withinBudget = true;
+        qint64 keySpent = 0;
+        qint64 keyHeld = 0;
     };
     using Done = std::function<void(const Answer &answer)>;
-    // A token from `bucket` (empty: none) at perMinute and, when it allows, a hold of `amount`
-    // on the account (0: none). done runs on this object's thread. The calls that arrive while
-    // a batch is at the database wait and go together in the next one: one round trip for
-    // all of them (switchyard_admit), and one at a time at concurrency 1.
-    void admit(const QByteArray &bucket, int perMinute, qint64 accountId, qint64 amount, Done done);
+    // A token from call.bucket (empty: none) at call.perMinute and, when it allows, a hold of
+    // call.amount (0: none) on the key's budget (call.keyId 0: none) and the account's credit,
+    // both or neither. done runs on this object's thread. The calls that arrive while a batch
+    // is at the database wait and go together in the next one: one round trip for all of them
+    // (switchyard_admit), and one at a time at concurrency 1.
+    void admit(const Store::SharedCall &call, Done done);
     // Hands a hold back: with the next batch, or alone after kReleaseDelayMs when none comes.
     // Another instance may see the hold that long after this one's settlement committed (and
-    // refuse a request the balance would just cover), never the other way round.
+    // refuse a request the balance would just cover), never the other way round. A hold on a
+    // key's budget is handed back under budgetSubject(key).
     void release(qint64 accountId, qint64 amount);
     static constexpr int kReleaseDelayMs = 2;
+    static constexpr qint64 budgetSubject(qint64 keyId) { return -keyId; }
     qint64 reserved(qint64 accountId) const; // this instance's holds on the account
 
     // For /healthz: {"engine", "state": "up" | "down", "instances"}.
@@ -125,7 +136,8 @@ private:
     QElapsedTimer m_clock;
     RateLimiter m_local;
 
-    // This instance's holds by account, as the database should have them: changed by the jobs
+    // This instance's holds by account (and by key's budget, budgetSubject), as the database
+    // should have them: changed by the jobs
     // on the shared connection (in the order they run there), read by heartbeats there and by
     // reserved() here. Shared with the jobs, which may run after this object is gone.
     struct Held

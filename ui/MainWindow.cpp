@@ -12,12 +12,16 @@
 
 #include <algorithm>
 #include <QDateTime>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QSystemTrayIcon>
+#include <QVBoxLayout>
 
 namespace {
 constexpr int kPanelIndexRole = Qt::UserRole;
@@ -52,7 +56,34 @@ MainWindow::MainWindow(Services &services, const PanelRegistry &panels, QWidget 
     split->addWidget(m_sidebar);
     split->addWidget(m_stack);
     split->setStretchFactor(1, 1);
-    setCentralWidget(split);
+
+    // The alert banner: hidden until an alert fires, dismissed by its button.
+    m_banner = new QFrame(this);
+    m_banner->setObjectName(QStringLiteral("alertBanner"));
+    m_banner->setStyleSheet(QStringLiteral("#alertBanner { background: #fff3cd; color: #664d03; "
+                                           "border-bottom: 1px solid #e0c36c; }"));
+    m_bannerText = new QLabel(m_banner);
+    m_bannerText->setObjectName(QStringLiteral("alertText"));
+    m_bannerText->setWordWrap(true);
+    m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *dismiss = new QPushButton(tr("Dismiss"), m_banner);
+    dismiss->setObjectName(QStringLiteral("alertDismiss"));
+    connect(dismiss, &QPushButton::clicked, this, [this] {
+        m_banner->hide();
+        m_unseenAlerts = 0;
+    });
+    auto *bannerRow = new QHBoxLayout(m_banner);
+    bannerRow->setContentsMargins(10, 6, 10, 6);
+    bannerRow->addWidget(m_bannerText, 1);
+    bannerRow->addWidget(dismiss);
+    m_banner->hide();
+    auto *central = new QWidget(this);
+    auto *column = new QVBoxLayout(central);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    column->addWidget(m_banner);
+    column->addWidget(split, 1);
+    setCentralWidget(central);
 
     addFamilyPanels(services, panels);
 
@@ -75,12 +106,37 @@ MainWindow::MainWindow(Services &services, const PanelRegistry &panels, QWidget 
             m_host, &ServerHost::requestServed, m_host,
             [meter = m_meter](const QString &, int status, int) { meter->record(status); },
             Qt::DirectConnection);
+        connect(m_host, &ServerHost::alertFired, this, &MainWindow::showAlert,
+                Qt::QueuedConnection);
     }
     m_statusTick.setInterval(1000);
     connect(&m_statusTick, &QTimer::timeout, this, &MainWindow::updateStatus);
     m_statusTick.start();
     updateStatus();
     resize(1200, 760);
+}
+
+void MainWindow::showAlert(const QJsonObject &alert)
+{
+    const QString message = alert.value(QStringLiteral("message")).toString();
+    const QString at = QDateTime::fromString(alert.value(QStringLiteral("created_at")).toString(),
+                                             Qt::ISODateWithMs)
+                           .toLocalTime()
+                           .toString(QStringLiteral("HH:mm"));
+    ++m_unseenAlerts;
+    QString text = tr("Alert at %1: %2").arg(at, message);
+    if (m_unseenAlerts > 1)
+        text += tr(" (%n more since the banner was dismissed)", nullptr, m_unseenAlerts - 1);
+    m_bannerText->setText(text);
+    m_banner->show();
+    if (!QSystemTrayIcon::isSystemTrayAvailable())
+        return;
+    if (!m_tray) {
+        m_tray = new QSystemTrayIcon(windowIcon(), this);
+        m_tray->setToolTip(tr("Switchyard"));
+        m_tray->show();
+    }
+    m_tray->showMessage(tr("Switchyard alert"), message, QSystemTrayIcon::Warning);
 }
 
 void MainWindow::addFamilyPanels(Services &services, const PanelRegistry &panels)

@@ -3,6 +3,7 @@
 #include "PanelRegistry.h"
 
 #include <memory>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QMetaObject>
 #include <QTimer>
@@ -47,6 +48,12 @@ public:
     UsageModel *usageModel() const { return m_usage; }
     UsageBucketModel *usageBucketModel() const { return m_buckets; }
 
+    // An alert that fired (server/Alerts.h; the server's come here by themselves): shown in
+    // the banner above the panels until dismissed, and as a tray message where a system tray
+    // exists.
+    void showAlert(const QJsonObject &alert);
+    QWidget *alertBanner() const { return m_banner; }
+
 private:
     void addFamilyPanels(Services &services, const PanelRegistry &panels);
     void updateStatus();
@@ -64,5 +71,9 @@ private:
     QLabel *m_errors;
     std::shared_ptr<RequestMeter> m_meter;
     QMetaObject::Connection m_served;
+    QWidget *m_banner;
+    QLabel *m_bannerText;
+    int m_unseenAlerts = 0;
+    class QSystemTrayIcon *m_tray = nullptr;
     QTimer m_statusTick;
 };

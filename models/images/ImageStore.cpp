@@ -17,7 +17,7 @@ constexpr const char *kTaskColumns =
     "created_ms, started_ms, completed_ms, purged";
 constexpr const char *kDeliveryColumns =
     "id, task_id, account_id, url, status, attempts, scheduled, manual, next_ms, lease_owner, "
-    "lease_until, last_status, last_error, created_ms, updated_ms";
+    "lease_until, last_status, last_error, created_ms, updated_ms, body";
 constexpr const char *kActive = "('queued', 'in_progress', 'uploading')";
 
 // A query on the store's connection, prepared, with positional values bound in order.
@@ -107,6 +107,7 @@ Delivery deliveryFrom(const Sql &s)
     d.lastError = s.at(i++).toString();
     d.createdMs = s.at(i++).toLongLong();
     d.updatedMs = s.at(i++).toLongLong();
+    d.body = s.at(i++).toString().toUtf8();
     return d;
 }
 
@@ -236,6 +237,16 @@ bool finish(MoneyJournal &journal, const Final &f, std::optional<Delivery> *deli
             *delivery = deliveryForTask(store, f.taskId);
     }
     return true;
+}
+
+void insertEvent(Store &store, const QString &eventId, qint64 accountId, const QString &url,
+                 const QByteArray &body, qint64 nowMs)
+{
+    Sql ins(store, QStringLiteral("INSERT INTO webhook_deliveries (task_id, account_id, url, "
+                                  "status, next_ms, created_ms, updated_ms, body) VALUES (?, ?, "
+                                  "?, 'pending', ?, ?, ?, ?)"));
+    ins << eventId << accountId << url << nowMs << nowMs << nowMs << QString::fromUtf8(body);
+    ins.run();
 }
 
 QList<Task> abandoned(Store &store, qint64 nowMs, int limit)

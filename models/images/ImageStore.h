@@ -92,6 +92,7 @@ struct Delivery
     QString lastError;
     qint64 createdMs = 0;
     qint64 updatedMs = 0;
+    QByteArray body; // an event's (an alert's), fixed; empty for a task's, built per attempt
 };
 
 struct Attempt
@@ -170,6 +171,10 @@ void removeSetting(Store &store, const QString &name);
 // until leaseUntil: FOR UPDATE SKIP LOCKED on PostgreSQL, so instances never claim one twice.
 QList<Delivery> claim(Store &store, const QString &owner, qint64 nowMs, qint64 leaseUntil,
                       int limit);
+// A delivery of a fixed body (an event of the core's, WebhookOutbox), due at nowMs; taskId
+// is the event's id, accountId the account whose control tokens list it.
+void insertEvent(Store &store, const QString &eventId, qint64 accountId, const QString &url,
+                 const QByteArray &body, qint64 nowMs);
 // When the next pending delivery falls due (its next attempt or its lease's end), or 0.
 qint64 nextDue(Store &store, qint64 nowMs);
 

@@ -44,6 +44,12 @@ const Migrations::Component &migrations()
                 "CREATE TABLE image_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL, "
                 "created_ms BIGINT NOT NULL)",
             },
+            // 2: the outbox also sends the core's events (server/WebhookOutbox.h: alerts),
+            // whose body is fixed when they fire; a task's is built at each attempt (empty
+            // here). task_id then holds the event's id.
+            {
+                "ALTER TABLE webhook_deliveries ADD COLUMN body TEXT NOT NULL DEFAULT ''",
+            },
         }};
     return c;
 }

@@ -86,8 +86,15 @@ void ImagesFamily::stop()
     });
 }
 
+void ImagesFamily::enqueue(Store &store, const Message &message) const
+{
+    ImageStore::insertEvent(store, message.subject, message.accountId, message.url, message.body,
+                            message.nowMs);
+}
+
 QList<RouteSpec> ImagesFamily::routes(const ServerScope &scope)
 {
+    scope.provideOutbox(this);
     return imagesRoutes(*this, scope) + webhookControlRoutes(*this, scope);
 }
 

@@ -4,6 +4,7 @@
 #include "ImagesConfig.h"
 #include "ServiceFamily.h"
 #include "upstream/UpstreamProvider.h"
+#include "WebhookOutbox.h"
 
 #include <memory>
 #include <QObject>
@@ -40,7 +41,7 @@ signals:
 // (ImageRunner: upstream calls, images into the database) and the webhook dispatcher
 // (WebhookDispatcher: the outbox). Tasks, images and deliveries live in the database, so any
 // instance sharing a PostgreSQL database serves them and a restart loses nothing.
-class ImagesFamily : public ServiceFamily
+class ImagesFamily : public ServiceFamily, public WebhookOutbox
 {
 public:
     ImagesFamily();
@@ -69,6 +70,10 @@ public:
     void run(const ImageStore::Task &task);
     // Asks the dispatcher to look for due deliveries now (any thread).
     void wakeDispatcher();
+
+    // The outbox offered to the core (ServerScope::provideOutbox): alerts.
+    void enqueue(Store &store, const Message &message) const override;
+    void wake() override { wakeDispatcher(); }
 
 private:
     ImagesConfig m_config;

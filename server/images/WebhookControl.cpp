@@ -24,7 +24,8 @@ QJsonObject deliveryJson(const ImageStore::Delivery &d)
 {
     return {{"id", QString::number(d.id)},
             {"object", "webhook_delivery"},
-            {"task_id", d.taskId},
+            {"task_id", d.body.isEmpty() ? QJsonValue(d.taskId) : QJsonValue()},
+            {"event_id", d.body.isEmpty() ? QJsonValue() : QJsonValue(d.taskId)},
             {"url", d.url},
             {"status", d.status},
             {"attempts", d.attempts},

@@ -158,16 +158,21 @@ void WebhookDispatcher::attempt(const ImageStore::Delivery &delivery)
         std::optional<QString> secret;
     };
     const QString taskId = delivery.taskId;
+    const bool event = !delivery.body.isEmpty();
     m_family.database()->read<Payload>(
         this,
-        [taskId](Store &s) {
+        [taskId, event](Store &s) {
             Payload p;
-            p.task = ImageStore::task(s, taskId);
-            p.files = ImageStore::files(s, taskId, false);
+            if (!event) {
+                p.task = ImageStore::task(s, taskId);
+                p.files = ImageStore::files(s, taskId, false);
+            }
             p.secret = ImageStore::setting(s, QStringLiteral("webhook_secret"));
             return p;
         },
         [this, delivery](const DbResult<Payload> &r) {
+            if (r.ok() && !delivery.body.isEmpty()) // an event: its body as it fired
+                return send(delivery, delivery.body, r.value.secret.value_or(QString()));
             if (!r.ok() || !r.value.task) {
                 FetchOutcome o;
                 o.error = FetchError::Failed;
@@ -201,7 +206,8 @@ void WebhookDispatcher::send(const ImageStore::Delivery &delivery, const QByteAr
     req.headers = {"Content-Type: application/json", "User-Agent: Switchyard-Webhooks/1",
                    "X-Switchyard-Delivery: " + QByteArray::number(delivery.id),
                    "X-Switchyard-Attempt: " + QByteArray::number(attemptNo),
-                   "X-Switchyard-Task: " + delivery.taskId.toUtf8()};
+                   (delivery.body.isEmpty() ? "X-Switchyard-Task: " : "X-Switchyard-Event: ") +
+                       delivery.taskId.toUtf8()};
     if (!secret.isEmpty())
         req.headers +=
             signatureHeaders(secret, QStringLiteral("whd_%1").arg(delivery.id), now() / 1000, body);

@@ -7,6 +7,7 @@
 // instances on one PostgreSQL database making each attempt once.
 
 #include "ImagesTestSupport.h"
+#include "Money.h"
 #include "Services.h"
 #include "WebhookReceiver.h"
 
@@ -80,6 +81,7 @@ struct Rig
     QByteArray key;
     QString error;
     bool skipped = false; // no PostgreSQL server for a postgres row
+    AlertSettings alerts; // the server's alerts (none by default)
 
     bool start(const QString &backend = QStringLiteral("sqlite"), const QJsonObject &extra = {})
     {
@@ -91,7 +93,11 @@ struct Rig
             error = QStringLiteral("the fake upstream did not start");
             return false;
         }
-        fixture.emplace(backend, settingsWith(webhookSection(fake, receiver, extra)));
+        ServerSettings settings = settingsWith(webhookSection(fake, receiver, extra));
+        settings.alerts = alerts;
+        if (settings.alerts.webhookUrl == u"receiver")
+            settings.alerts.webhookUrl = receiver.url(QStringLiteral("/alerts"));
+        fixture.emplace(backend, settings);
         if (!fixture->ready()) {
             error = fixture->skipReason();
             skipped = qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") != QLatin1String("1");
@@ -103,8 +109,10 @@ struct Rig
     }
 };
 
-#define START_RIG(rig, ...)                                                                        \
+#define START_RIG(rig, ...) START_RIG_WITH(rig, {}, __VA_ARGS__)
+#define START_RIG_WITH(rig, alertSettings, ...)                                                    \
     Rig rig;                                                                                       \
+    rig.alerts = alertSettings;                                                                    \
     if (!rig.start(__VA_ARGS__)) {                                                                 \
         if (rig.skipped)                                                                           \
             QSKIP(qPrintable(rig.error));                                                          \
@@ -131,6 +139,8 @@ private slots:
     void manualResend();
     void controlApi();
     void twoInstancesOnePostgres();
+    void alertsThroughTheOutbox_data() { backends(); }
+    void alertsThroughTheOutbox();
 };
 
 void TestWebhooks::deliveredAtOnce()
@@ -416,6 +426,58 @@ void TestWebhooks::twoInstancesOnePostgres()
     QCOMPARE(count(a, "SELECT COUNT(*) FROM webhook_attempts"), 24);
     QCOMPARE(count(a, "SELECT COUNT(DISTINCT instance) FROM webhook_attempts"), 2);
     b->stop();
+}
+
+// The core's alerts go out through this outbox (server/WebhookOutbox.h): an alert that fires
+// is POSTed once, with its own event header, signed when a secret is set, logged like a
+// task's delivery and listed by the control API with its event id.
+void TestWebhooks::alertsThroughTheOutbox()
+{
+    QFETCH(QString, backend);
+    AlertSettings alerts;
+    alerts.balanceBelow = {kCredit - kCredit / 200}; // 0.995: the first image's hold crosses it
+    alerts.webhookUrl = QStringLiteral("receiver");  // the rig's receiver, at /alerts
+    START_RIG_WITH(rig, alerts, backend);
+    const QByteArray writer = f.createToken({"webhooks:read", "webhooks:write"});
+    int status = 0;
+    const QString secret = control(f, writer, "/api/v1/webhooks/signing-secret", &status, "POST")
+                               .value("secret")
+                               .toString();
+    QCOMPARE(status, 201);
+
+    for (int i = 0; i < 3; ++i) // each charge stays below the threshold: one alert in all
+        QCOMPARE(post(f, {{"prompt", QStringLiteral("a lighthouse %1").arg(i)}}, key).status, 200);
+    QVERIFY(receiver.waitForRequests(1, 15000));
+    QTest::qWait(500);
+    QCOMPARE(receiver.requests().size(), 1);
+    const WebhookReceiver::Request req = receiver.requests().at(0);
+    QCOMPARE(req.path(), QByteArray("/alerts"));
+    QVERIFY(req.header("x-switchyard-event").startsWith("alr_"));
+    QVERIFY(!req.hasHeader("x-switchyard-task"));
+    const QByteArray signed_ =
+        req.header("webhook-id") + '.' + req.header("webhook-timestamp") + '.' + req.body;
+    QCOMPARE(req.header("webhook-signature"),
+             "v1," + QMessageAuthenticationCode::hash(
+                         signed_, QByteArray::fromBase64(secret.mid(6).toLatin1()),
+                         QCryptographicHash::Sha256)
+                         .toBase64());
+    const QJsonObject body = QJsonDocument::fromJson(req.body).object();
+    QCOMPARE(body.value("type").toString(), QStringLiteral("balance_below"));
+    QCOMPARE(body.value("threshold").toString(), QStringLiteral("0.995000000"));
+    QCOMPARE(body.value("id").toString().toLatin1(), req.header("x-switchyard-event"));
+    QVERIFY(Money::parseCredits(body.value("balance").toString()).value() < kCredit);
+    QVERIFY(body.value("message").toString().contains(QStringLiteral("below the alert")));
+
+    // In the delivery log, listed by event id.
+    QTRY_COMPARE_WITH_TIMEOUT(
+        count(f, "SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'delivered' AND body "
+                 "<> ''"),
+        1, 5000);
+    const QJsonObject page = control(f, writer, "/api/v1/webhooks/deliveries");
+    bool listed = false;
+    for (const auto &d : page.value("data").toArray())
+        listed = listed || d.toObject().value("event_id").toString() == body.value("id").toString();
+    QVERIFY(listed);
 }
 
 QTEST_GUILESS_MAIN(TestWebhooks)

@@ -2,6 +2,8 @@
 // that concurrent requests cannot pass and that roll over at their period's boundary (a test
 // clock), expiry, allowed addresses (with trusted proxies), model allow-lists; each refusal in
 // the contract's envelope, before any work, never billed. On SQLite and PostgreSQL.
+#include "Alerts.h"
+#include "ConfigFields.h"
 #include "KeyBudgets.h"
 #include "Money.h"
 #include "Pipeline.h"
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
@@ -31,9 +34,31 @@ void setNow(const char *iso)
     g_nowMs = utc(iso).toMSecsSinceEpoch();
 }
 
+// Alerts the server fired (Pipeline::alertFired, on the server thread).
+std::mutex g_alertsLock;
+QList<QJsonObject> g_alerts;
+
+QList<QJsonObject> alertsOf(const QString &type)
+{
+    std::lock_guard lock(g_alertsLock);
+    QList<QJsonObject> out;
+    for (const QJsonObject &a : g_alerts)
+        if (a.value("type").toString() == type)
+            out.append(a);
+    return out;
+}
+
 // A billed route whose cost the body names, and the test clock on the server's budgets.
 void install(Pipeline &p)
 {
+    {
+        std::lock_guard lock(g_alertsLock);
+        g_alerts.clear();
+    }
+    QObject::connect(&p, &Pipeline::alertFired, [](const QJsonObject &a) {
+        std::lock_guard lock(g_alertsLock);
+        g_alerts.append(a);
+    });
     p.budgets().setClock([] { return QDateTime::fromMSecsSinceEpoch(g_nowMs.load(), Qt::UTC); });
     RouteSpec r;
     r.method = "POST";
@@ -294,6 +319,116 @@ private slots:
             billed += u.cost;
         }
         QCOMPARE(billed, 6 * cost);
+    }
+
+    // Alerts (server/Alerts.h): a balance below a threshold and a key's spending reaching a
+    // percentage of its budget each fire once per crossing, again after recovering (a grant;
+    // a new budget period), and not for charges that stay on the same side.
+    void alertsFireOncePerCrossing_data() { addBackendRows(); }
+    void alertsFireOncePerCrossing()
+    {
+        constexpr qint64 cost = 1000;
+        ServerSettings settings = ServerSettings::defaults();
+        settings.alerts.balanceBelow = {5 * cost};
+        settings.alerts.keyBudgetPercent = {50, 100};
+        SY_START_SERVER(f, settings, install);
+        Fixture k(f);
+        f.grant(10 * cost);
+        const auto [key, id] =
+            k.key(QJsonObject{{"budget", QJsonObject{{"amount", Money::formatCredits(4 * cost)},
+                                                     {"period", "day"}}}});
+        QVERIFY(!key.isEmpty());
+        HttpClient c = f.client();
+        const auto settled = [] { QTest::qWait(3 * Alerts::kKeyReadMs); };
+
+        // Day one: 25% nothing, 50% fires, 75% nothing, 100% fires; the balance stays at 6.
+        QCOMPARE(bill(c, key, cost).status, 200);
+        settled();
+        QCOMPARE(alertsOf("key_budget").size(), 0);
+        QCOMPARE(bill(c, key, cost).status, 200);
+        QTRY_COMPARE(alertsOf("key_budget").size(), 1);
+        const QJsonObject half = alertsOf("key_budget").at(0);
+        QCOMPARE(half.value("percent").toInt(), 50);
+        QCOMPARE(half.value("key_id").toString().toLatin1(), id);
+        QCOMPARE(half.value("spent").toString(), Money::formatCredits(2 * cost));
+        QCOMPARE(half.value("budget").toString(), Money::formatCredits(4 * cost));
+        QCOMPARE(half.value("resets_at").toString(), QStringLiteral("2026-12-03T00:00:00.000Z"));
+        QVERIFY(half.value("id").toString().startsWith("alr_"));
+        QCOMPARE(bill(c, key, cost).status, 200);
+        settled();
+        QCOMPARE(alertsOf("key_budget").size(), 1);
+        QCOMPARE(bill(c, key, cost).status, 200);
+        QTRY_COMPARE(alertsOf("key_budget").size(), 2);
+        QCOMPARE(alertsOf("key_budget").at(1).value("percent").toInt(), 100);
+        QCOMPARE(bill(c, key, cost).status, 402);
+        settled();
+        QCOMPARE(alertsOf("key_budget").size(), 2);
+        QCOMPARE(alertsOf("balance_below").size(), 0);
+
+        // Day two: the budget is whole again, so its alerts can fire again; the balance
+        // crosses 5 (fires), a grant lifts it back (recovers), and it crosses again (fires).
+        setNow("2026-12-03T08:00:00Z");
+        QCOMPARE(bill(c, key, cost).status, 200); // balance 5: not below
+        settled();
+        QCOMPARE(alertsOf("balance_below").size(), 0);
+        QCOMPARE(bill(c, key, cost).status, 200); // balance 4; spent 50%
+        QTRY_COMPARE(alertsOf("balance_below").size(), 1);
+        QTRY_COMPARE(alertsOf("key_budget").size(), 3);
+        const QJsonObject low = alertsOf("balance_below").at(0);
+        QCOMPARE(low.value("balance").toString(), Money::formatCredits(4 * cost));
+        QCOMPARE(low.value("threshold").toString(), Money::formatCredits(5 * cost));
+        f.grant(2 * cost);                        // 6
+        QCOMPARE(bill(c, key, cost).status, 200); // 5: recovered
+        settled();
+        QCOMPARE(alertsOf("balance_below").size(), 1);
+        QCOMPARE(bill(c, key, cost).status, 200); // 4: below again; spent 100%
+        QTRY_COMPARE(alertsOf("balance_below").size(), 2);
+        QTRY_COMPARE(alertsOf("key_budget").size(), 4);
+        settled();
+        QCOMPARE(alertsOf("balance_below").size(), 2);
+        QCOMPARE(alertsOf("key_budget").size(), 4);
+        // Recorded, so that another instance (or this one restarted) does not fire them again.
+        QCOMPARE(
+            f.store().setAlertState(
+                QStringLiteral("balance:%1:%2").arg(f.store().defaultAccountId()).arg(5 * cost),
+                true, 0),
+            false);
+    }
+
+    // The alerts section: bad values name the field.
+    void alertSettings()
+    {
+        const auto parse = [](const char *json) {
+            try {
+                ServerSettings::alertsFrom(
+                    ConfigFields(QJsonDocument::fromJson(json).object(), QStringLiteral("alerts")));
+                return QString();
+            } catch (const std::exception &e) {
+                return QString::fromUtf8(e.what());
+            }
+        };
+        const AlertSettings a = ServerSettings::alertsFrom(
+            ConfigFields(QJsonDocument::fromJson(
+                             "{\"balance_below\": [\"10\", \"2.5\"], \"key_budget_percent\": "
+                             "[100, 80], \"webhook_url\": \"https://ops.example/hook\"}")
+                             .object(),
+                         QStringLiteral("alerts")));
+        QCOMPARE(a.balanceBelow,
+                 (QList<qint64>{5 * Money::kUnitsPerCredit / 2, 10 * Money::kUnitsPerCredit}));
+        QCOMPARE(a.keyBudgetPercent, (QList<int>{80, 100}));
+        QCOMPARE(a.webhookUrl, QStringLiteral("https://ops.example/hook"));
+        const QList<QPair<const char *, const char *>> bad{
+            {"{\"balance_below\": 5}", "balance_below"},
+            {"{\"balance_below\": \"-1\"}", "balance_below"},
+            {"{\"key_budget_percent\": [80.5]}", "key_budget_percent"},
+            {"{\"key_budget_percent\": [\"80\"]}", "key_budget_percent"},
+            {"{\"webhook_url\": \"ftp://x\"}", "webhook_url"},
+            {"{\"balance_bellow\": \"5\"}", "balance_bellow"},
+        };
+        for (const auto &[json, field] : bad) {
+            const QString error = parse(json);
+            QVERIFY2(error.contains(QLatin1String(field)), qPrintable(json + (": " + error)));
+        }
     }
 
     // Expiry by the server's clock: 401 key_expired, unbilled; shown as expired.

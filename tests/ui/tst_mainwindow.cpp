@@ -1,11 +1,14 @@
 #include "control/ControlFamily.h"
 #include "MainWindow.h"
 #include "RequestMeter.h"
+#include "ServerHost.h"
 #include "Services.h"
 #include "UsageModel.h"
 
+#include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QStackedWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -21,6 +24,7 @@ private slots:
     void statusBarWithoutServer();
     void usageColumnsAsTheFamiliesRegister();
     void meterSlidesOverOneMinute();
+    void alertBanner();
 
 private:
     static ServerSettings settingsIn(const QTemporaryDir &dir)
@@ -182,6 +186,42 @@ void TestMainWindow::meterSlidesOverOneMinute()
     QCOMPARE(meter.total(), quint64(6));
     QCOMPARE(meter.serverErrors(), quint64(1));
     QCOMPARE(meter.clientErrors(), quint64(1));
+}
+
+// An alert the server fires shows in the banner above the panels (and, with a tray, as a
+// message); later ones are counted until the banner is dismissed.
+void TestMainWindow::alertBanner()
+{
+    QTemporaryDir dir;
+    Services services(settingsIn(dir), databaseIn(dir));
+    services.start();
+    QString error;
+    QVERIFY2(services.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    MainWindow window(services);
+    window.show();
+    QWidget *banner = window.alertBanner();
+    auto *text = window.findChild<QLabel *>("alertText");
+    QVERIFY(banner && text);
+    QVERIFY(!banner->isVisible());
+
+    const QJsonObject alert{{"id", "alr_1"},
+                            {"type", "balance_below"},
+                            {"created_at", "2026-12-02T10:00:00.000Z"},
+                            {"message", "The balance of account 1 is 4 credits, below the alert "
+                                        "threshold of 5."}};
+    emit services.host()->alertFired(alert); // as the server thread does
+    QTRY_VERIFY(banner->isVisible());
+    QVERIFY(text->text().contains(QStringLiteral("below the alert threshold of 5")));
+    window.showAlert(alert);
+    QVERIFY(text->text().contains(QStringLiteral("1 more")));
+    auto *dismiss = window.findChild<QPushButton *>("alertDismiss");
+    QVERIFY(dismiss);
+    dismiss->click();
+    QVERIFY(!banner->isVisible());
+    window.showAlert(alert);
+    QVERIFY(banner->isVisible());
+    QVERIFY(!text->text().contains(QStringLiteral("more")));
+    services.stop();
 }
 
 QTEST_MAIN(TestMainWindow)
