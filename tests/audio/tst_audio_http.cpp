@@ -547,6 +547,41 @@ private slots:
             QCOMPARE(rows.at(i).cost, qint64(0));
     }
 
+    // A key's budget takes both holds like the balance: one that covers the shortest audio
+    // but not the decoded duration's price is a 402 key_budget_exceeded before the recognizer
+    // runs, nothing charged; exactly the price is served and counts as spent.
+    void transcriptionBudget_data() { addBackendRows(); }
+    void transcriptionBudget()
+    {
+        qint64 frames = 0;
+        const QByteArray wav = sentenceWav(&frames);
+        SY_START_SERVER(f, settingsWith({}));
+        f.grant(Money::kUnitsPerCredit);
+        const qint64 cost = AudioConfig::transcriptionCost(frames, 16000, 6'000'000);
+        Store &store = f.store();
+        const qint64 account = store.defaultAccountId();
+        const auto keyWithBudget = [&](qint64 units) {
+            KeyRules rules;
+            rules.budget = KeyRules::Budget{units, KeyRules::Period::Day};
+            return store.createApiKey(account, QStringLiteral("budgeted"),
+                                      QStringLiteral("default"), rules);
+        };
+        const CreatedSecret short_ = keyWithBudget(cost - 1);
+        HttpReply r = postForm(f, "/v1/audio/transcriptions", {{"file", wav, "a.wav"}},
+                               short_.secret.toLatin1());
+        QVERIFY2(r.status == 402, r.body.constData());
+        QCOMPARE(r.json().value("error").toObject().value("code").toString(),
+                 QStringLiteral("key_budget_exceeded"));
+        QCOMPARE(balance(f), Money::kUnitsPerCredit);
+        const CreatedSecret exact = keyWithBudget(cost);
+        r = postForm(f, "/v1/audio/transcriptions", {{"file", wav, "a.wav"}},
+                     exact.secret.toLatin1());
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(balance(f), Money::kUnitsPerCredit - cost);
+        QTRY_COMPARE(store.keySpent(exact.id, 0, 0), cost);
+        QCOMPARE(store.keySpent(short_.id, 0, 0), qint64(0));
+    }
+
     void fileUri_data() { sqliteRow(); }
     void fileUri()
     {
