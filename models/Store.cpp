@@ -872,6 +872,15 @@ void Store::sharedSweep(qint64 deadMs)
     QSqlQuery &full = prepared("DELETE FROM shared_rates WHERE updated_ms < extract(epoch FROM "
                                "clock_timestamp()) * 1000 - 60000");
     exec(full);
+    // Keys' spending counters of periods that ended a day ago, and deltas of keys that no
+    // longer have a budget (a budget made again starts from the records).
+    QSqlQuery &ended = prepared("DELETE FROM shared_key_spent WHERE to_ms <> 0 AND to_ms < "
+                                "extract(epoch FROM clock_timestamp()) * 1000 - 86400000");
+    exec(ended);
+    QSqlQuery &unbudgeted = prepared(
+        "DELETE FROM shared_key_deltas d WHERE NOT EXISTS (SELECT 1 FROM api_keys a WHERE a.id "
+        "= d.key_id AND a.rules LIKE '%\"budget\"%')");
+    exec(unbudgeted);
 }
 
 void Store::sharedLeave(const QString &instance)

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSqlQuery>
 #include <QTest>
 
 namespace {
@@ -319,6 +320,45 @@ private slots:
             billed += u.cost;
         }
         QCOMPARE(billed, 6 * cost);
+    }
+
+    // On PostgreSQL a key's spending is a counter the instances share (core step 11): made
+    // from the usage records on the first admission of the period, kept up by the charges'
+    // deltas. Lost with the database's unlogged tables (a crash), it is made again from the
+    // records, and the budget still holds to the unit.
+    void sharedBudgetCounter()
+    {
+        ServerFixture f(QStringLiteral("postgres"), ServerSettings::defaults(), install);
+        if (!f.ready()) {
+            if (qEnvironmentVariable("SWITCHYARD_REQUIRE_PG") == QLatin1String("1"))
+                QFAIL(qPrintable(f.skipReason()));
+            QSKIP(qPrintable(f.skipReason()));
+        }
+        Fixture k(f);
+        f.grant(100 * Money::kUnitsPerCredit);
+        constexpr qint64 cost = 1000;
+        const auto [key, id] =
+            k.key(QJsonObject{{"budget", QJsonObject{{"amount", Money::formatCredits(4 * cost)},
+                                                     {"period", "day"}}}});
+        QVERIFY(!key.isEmpty());
+        HttpClient c = f.client();
+        QSqlQuery q(f.store().database());
+        const auto counted = [&] {
+            q.exec(QStringLiteral("SELECT spent FROM shared_key_spent WHERE key_id = ") + id);
+            return q.next() ? q.value(0).toLongLong() : -1;
+        };
+        QCOMPARE(bill(c, key, cost).status, 200);
+        QCOMPARE(bill(c, key, cost).status, 200);
+        QCOMPARE(counted(), cost); // made before the second charge; its delta not yet folded
+        QVERIFY(q.exec(QStringLiteral("TRUNCATE shared_key_spent, shared_key_deltas")));
+        QCOMPARE(bill(c, key, cost).status, 200); // made again: 2 spent
+        QCOMPARE(counted(), 2 * cost);
+        QCOMPARE(bill(c, key, cost).status, 200); // folds the third's delta: 3 spent
+        QCOMPARE(counted(), 3 * cost);
+        const HttpReply r = bill(c, key, cost);
+        QCOMPARE(r.status, 402);
+        QCOMPARE(code(r), QStringLiteral("key_budget_exceeded"));
+        QCOMPARE(counted(), 4 * cost);
     }
 
     // Alerts (server/Alerts.h): a balance below a threshold and a key's spending reaching a
