@@ -141,6 +141,7 @@ private slots:
     void twoInstancesOnePostgres();
     void alertsThroughTheOutbox_data() { backends(); }
     void alertsThroughTheOutbox();
+    void alertOnceAcrossInstances();
 };
 
 void TestWebhooks::deliveredAtOnce()
@@ -478,6 +479,40 @@ void TestWebhooks::alertsThroughTheOutbox()
     for (const auto &d : page.value("data").toArray())
         listed = listed || d.toObject().value("event_id").toString() == body.value("id").toString();
     QVERIFY(listed);
+}
+
+// Two instances on one PostgreSQL database each see the balance below the threshold (each
+// from its own charge): the alert is POSTed once, by the one whose write recorded it fired.
+void TestWebhooks::alertOnceAcrossInstances()
+{
+    IMAGES_REQUIRE_POSTGRES();
+    WebhookReceiver receiver;
+    QVERIFY2(receiver.start(), qPrintable(receiver.errorString()));
+    FakeUpstreamProcess fake;
+    QVERIFY(fake.start());
+    ServerSettings settings = settingsWith(webhookSection(fake, receiver));
+    settings.alerts.balanceBelow = {kCredit - kCredit / 200};
+    settings.alerts.webhookUrl = receiver.url(QStringLiteral("/alerts"));
+    ServerFixture a(QStringLiteral("postgres"), settings);
+    QVERIFY(a.ready());
+    QString error;
+    const auto b = secondInstance(a, settings, &error);
+    QVERIFY2(b, qPrintable(error));
+    const QByteArray key = a.fundedKey(kCredit);
+    HttpClient toB(quint16(b->host()->url().port()));
+    const QJsonObject ask{{"prompt", "a bridge"}};
+    const QByteArray body = QJsonDocument(ask).toJson(QJsonDocument::Compact);
+    const QList<QPair<QByteArray, QByteArray>> headers{{"Authorization", "Bearer " + key},
+                                                       {"Content-Type", "application/json"}};
+    QCOMPARE(post(a, ask, key).status, 200); // a sees the crossing
+    QVERIFY(receiver.waitForRequests(1, 15000));
+    QCOMPARE(toB.request("POST", "/v1/images/generations", headers, body).status,
+             200); // b sees the balance below too
+    QCOMPARE(post(a, ask, key).status, 200);
+    QTest::qWait(1000);
+    QCOMPARE(receiver.requests().size(), 1);
+    QCOMPARE(count(a, "SELECT COUNT(*) FROM webhook_deliveries WHERE body <> ''"), 1);
+    b->stop();
 }
 
 QTEST_GUILESS_MAIN(TestWebhooks)
