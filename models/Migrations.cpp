@@ -269,7 +269,9 @@ const Migrations::Component &core()
             // period and 28 ms at 100,000, the counter about 0.2 ms whatever their number. It
             // is made from the records (usage_key_time) on the key's first admission of the
             // period; a trigger copies every later charge of a key with a budget into
-            // shared_key_deltas in the settlement's own transaction, and each admission folds
+            // shared_key_deltas in the settlement's own transaction (while instances share the
+            // database: none copied when server.shared_state is "off" everywhere, as nothing
+            // would fold them), and each admission folds
             // in (deletes and adds) the deltas it can see. Exact without the settlements
             // taking any lock: a charge is in the records and in the deltas from the same
             // commit, the making reads the one and deletes the other in one statement (one
@@ -291,7 +293,8 @@ const Migrations::Component &core()
                 "LANGUAGE plpgsql AS $$ BEGIN "
                 "INSERT INTO shared_key_deltas (key_id, time_ms, cost) SELECT n.key_id, "
                 "n.time_ms, n.cost FROM new_rows n JOIN api_keys a ON a.id = n.key_id WHERE "
-                "n.cost <> 0 AND a.rules LIKE '%\"budget\"%'; "
+                "n.cost <> 0 AND a.rules LIKE '%\"budget\"%' AND EXISTS (SELECT 1 FROM "
+                "shared_instances); "
                 "RETURN NULL; END $$",
                 "{POSTGRES}DROP TRIGGER IF EXISTS usage_key_deltas ON usage_records",
                 "{POSTGRES}CREATE TRIGGER usage_key_deltas AFTER INSERT ON usage_records "
