@@ -816,6 +816,17 @@ bool Store::setAlertState(const QString &subject, bool fired, qint64 nowMs)
     return changed;
 }
 
+int Store::pruneAlertStates(qint64 cutoffMs)
+{
+    QSqlQuery &q = prepared("DELETE FROM alert_states WHERE fired = 0 OR (subject LIKE "
+                            "'budget:%' AND subject NOT LIKE 'budget:%:0:%' AND changed_ms < ?)");
+    q.addBindValue(cutoffMs);
+    exec(q);
+    const int removed = q.numRowsAffected();
+    q.finish();
+    return removed;
+}
+
 void Store::sharedSetHolds(const QString &instance, const QHash<qint64, qint64> &held)
 {
     // One transaction: no admission may see the instance without its holds.

@@ -209,6 +209,10 @@ public:
     // call changed it (or made it), so that of the instances seeing one crossing exactly one
     // fires.
     bool setAlertState(const QString &subject, bool fired, qint64 nowMs);
+    // Forgets what no longer decides anything: alerts not fired (absent reads the same), and
+    // fired budget alerts of periods that began before cutoffMs (a total budget's, whose
+    // period begins at 0, are kept). Returns the rows removed.
+    int pruneAlertStates(qint64 cutoffMs);
 
     // Live model catalogs: the raw list per provider and when it was fetched.
     struct CatalogCacheEntry

@@ -34,6 +34,20 @@ Alerts::Alerts(DatabaseService &db, const AlertSettings &settings, KeyBudgets &b
     m_balanceTimer.setSingleShot(true);
     m_balanceTimer.setInterval(kBalanceSettleMs);
     connect(&m_balanceTimer, &QTimer::timeout, this, &Alerts::balances);
+    // What alert_states keeps stays bounded: at start, then daily.
+    const auto prune = [this] {
+        const qint64 cutoff = QDateTime::currentMSecsSinceEpoch() - kKeepFiredMs;
+        m_db.write<int>(
+            this, [cutoff](Store &s) { return s.pruneAlertStates(cutoff); },
+            [](const DbResult<int> &r) {
+                if (!r.ok())
+                    qWarning("alerts: old states not pruned: %s", qPrintable(r.error));
+            });
+    };
+    prune();
+    m_pruneTimer.setInterval(24 * 3600 * 1000);
+    connect(&m_pruneTimer, &QTimer::timeout, this, prune);
+    m_pruneTimer.start();
     if (!m_settings.balanceBelow.isEmpty())
         connect(&db, &DatabaseService::ledgerAppended, this, &Alerts::ledger);
     if (!m_settings.keyBudgetPercent.isEmpty()) {

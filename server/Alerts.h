@@ -39,6 +39,9 @@ public:
     // Balances are judged by the newest entry of each account over this long: a transaction's
     // entries (a hold handed back, then the charge) count as the balance they leave.
     static constexpr int kBalanceSettleMs = 50;
+    // alert_states is pruned at start and daily: fired budget alerts are kept this long after
+    // they fired (longer than any period but a total budget's).
+    static constexpr qint64 kKeepFiredMs = qint64(35) * 24 * 3600 * 1000;
 
     Alerts(DatabaseService &db, const AlertSettings &settings, KeyBudgets &budgets,
            QObject *parent = nullptr);
@@ -70,4 +73,5 @@ private:
     QTimer m_keyTimer;
     QHash<qint64, QPair<qint64, qint64>> m_balances; // account -> newest (entry id, balance)
     QTimer m_balanceTimer;
+    QTimer m_pruneTimer;
 };

@@ -444,6 +444,27 @@ private slots:
             false);
     }
 
+    // alert_states stays bounded: states not fired go, fired budget alerts of periods long
+    // begun go, a total budget's and a balance's fired state stay.
+    void alertStatesPruned_data() { addBackendRows(); }
+    void alertStatesPruned()
+    {
+        SY_START_SERVER(f);
+        Store &s = f.store();
+        const qint64 day = 24 * 3600 * 1000;
+        QVERIFY(s.setAlertState(QStringLiteral("balance:1:5"), true, 10 * day));
+        QVERIFY(s.setAlertState(QStringLiteral("balance:1:9"), false, 10 * day));
+        QVERIFY(s.setAlertState(QStringLiteral("budget:7:864000000:80"), true, 10 * day));
+        QVERIFY(s.setAlertState(QStringLiteral("budget:7:0:80"), true, 10 * day));
+        QVERIFY(s.setAlertState(QStringLiteral("budget:8:3456000000:80"), true, 40 * day));
+        QCOMPARE(s.pruneAlertStates(30 * day), 2);
+        // What stayed still decides: firing them again changes nothing.
+        QVERIFY(!s.setAlertState(QStringLiteral("balance:1:5"), true, 50 * day));
+        QVERIFY(!s.setAlertState(QStringLiteral("budget:7:0:80"), true, 50 * day));
+        QVERIFY(!s.setAlertState(QStringLiteral("budget:8:3456000000:80"), true, 50 * day));
+        QVERIFY(s.setAlertState(QStringLiteral("budget:7:864000000:80"), true, 50 * day));
+    }
+
     // The alerts section: bad values name the field.
     void alertSettings()
     {
