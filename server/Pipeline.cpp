@@ -363,11 +363,8 @@ void Pipeline::holdShared(const ContextPtr &ctx, const QByteArray &bucketKey, in
             const bool admitted =
                 call.amount > 0 && a.rate.allowed && a.outcome == CreditGate::Outcome::Admitted;
             if (ctx->isAnswered()) { // the client left meanwhile: the holds go back at once
-                if (admitted) {
-                    m_shared->release(call.accountId, call.amount);
-                    if (call.keyId > 0)
-                        m_shared->release(SharedState::budgetSubject(call.keyId), call.amount);
-                }
+                if (admitted)
+                    m_shared->release(call);
                 return;
             }
             if (call.perMinute > 0 && !rated(ctx, a.rate))

@@ -195,14 +195,9 @@ void SharedState::send(bool retry)
             if (std::exchange(*answered, true)) {
                 // Answered by the deadline already: holds taken meanwhile go back.
                 if (r.ok())
-                    for (qsizetype i = 0; i < r.value.size(); ++i) {
-                        if (!r.value[i].admitted)
-                            continue;
-                        const Store::SharedCall &c = batch->at(i).call;
-                        release(c.accountId, c.amount);
-                        if (c.keyId > 0)
-                            release(budgetSubject(c.keyId), c.amount);
-                    }
+                    for (qsizetype i = 0; i < r.value.size(); ++i)
+                        if (r.value[i].admitted)
+                            release(batch->at(i).call);
                 return;
             }
             m_inFlight = false;
@@ -249,6 +244,13 @@ void SharedState::send(bool retry)
             w.done(fallback(w));
         next();
     });
+}
+
+void SharedState::release(const Store::SharedCall &call)
+{
+    release(call.accountId, call.amount);
+    if (call.keyId > 0)
+        release(budgetSubject(call.keyId), call.amount);
 }
 
 qint64 SharedState::reserved(qint64 accountId) const

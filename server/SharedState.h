@@ -96,6 +96,8 @@ public:
     void release(qint64 accountId, qint64 amount);
     static constexpr int kReleaseDelayMs = 2;
     static constexpr qint64 budgetSubject(qint64 keyId) { return -keyId; }
+    // Hands back what an admitted call holds: its account's and its key's budget's.
+    void release(const Store::SharedCall &call);
     qint64 reserved(qint64 accountId) const; // this instance's holds on the account
 
     // For /healthz: {"engine", "state": "up" | "down", "instances"}.
